@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+/**
+ * Every environment variable the service reads. The README's table is written from this list;
+ * nothing else in the code reads `process.env`.
+ */
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
+    default: 'development',
+  }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  BIND_ADDRESS: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  BASE_DOMAIN: Type.String({ pattern: '^[a-z0-9.-]+$', default: 'localhost' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATA_DIR: Type.String({ minLength: 1, default: './.data' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]+$', default: 'dispatch' }),
+  SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], {
+    default: 'info',
+  }),
+  ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 900 }),
+  REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, maximum: 31_536_000, default: 2_592_000 }),
+  RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 600 }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 60 }),
+  SEED_DEMO: Type.Boolean({ default: true }),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  RESPONSE_VALIDATION: Type.Boolean({ default: false }),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export type Config = {
+  env: Env['NODE_ENV'];
+  port: number;
+  bindAddress: string;
+  baseDomain: string;
+  /** PostgreSQL connection string; absent means the embedded PGlite database under `dataDir`. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  /** 32+ bytes of key material for token signing and field encryption. */
+  secretKey: string;
+  logLevel: Env['LOG_LEVEL'];
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  rateLimit: { points: number; windowSeconds: number };
+  seedDemo: boolean;
+  trustProxy: boolean;
+  /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
+  responseValidation: boolean;
+};
+
+export class ConfigError extends Error {}
+
+const validator = Compile(EnvSchema);
+
+/**
+ * Reads and validates the environment once. Throws a {@link ConfigError} naming the first bad variable.
+ * In development, a missing SECRET_KEY is generated into `DATA_DIR/secret.key` (with a warning); in production it
+ * is required.
+ */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = source[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const env = validator.Default(validator.Convert(raw)) as Record<string, unknown>;
+  const errors = validator.Errors(env);
+  if (errors.length > 0) {
+    const first = errors.find((e) => e.instancePath !== '') ?? errors[0]!;
+    const name = first.instancePath.replace(/^\//, '') || 'environment';
+    throw new ConfigError(`Invalid environment variable ${name}=${JSON.stringify(raw[name] ?? '')}: ${first.message}`);
+  }
+  const valid = env as Env;
+  const dataDir = path.resolve(valid.DATA_DIR);
+  return {
+    env: valid.NODE_ENV,
+    port: valid.PORT,
+    bindAddress: valid.BIND_ADDRESS,
+    baseDomain: valid.BASE_DOMAIN,
+    databaseUrl: valid.DATABASE_URL,
+    databasePoolSize: valid.DATABASE_POOL_SIZE,
+    dataDir,
+    redisUrl: valid.REDIS_URL,
+    redisPrefix: valid.REDIS_PREFIX,
+    secretKey: valid.SECRET_KEY ?? developmentSecret(valid.NODE_ENV, dataDir),
+    logLevel: valid.LOG_LEVEL,
+    accessTokenTtlSeconds: valid.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: valid.REFRESH_TOKEN_TTL_SECONDS,
+    rateLimit: { points: valid.RATE_LIMIT_POINTS, windowSeconds: valid.RATE_LIMIT_WINDOW_SECONDS },
+    seedDemo: valid.SEED_DEMO,
+    trustProxy: valid.TRUST_PROXY,
+    responseValidation: valid.RESPONSE_VALIDATION,
+  };
+}
+
+function developmentSecret(env: Env['NODE_ENV'], dataDir: string): string {
+  if (env === 'production') throw new ConfigError('Invalid environment variable SECRET_KEY: required in production');
+  const file = path.join(dataDir, 'secret.key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret, { mode: 0o600 });
+  console.warn(`SECRET_KEY is not set: generated one into ${file} (set SECRET_KEY in production)`);
+  return secret;
+}

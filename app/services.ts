@@ -1,0 +1,54 @@
+import { Redis } from 'ioredis';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import { systemClock, type Clock } from '../engine/clock.ts';
+import { CredentialCache } from '../http/auth/credential-cache.ts';
+import { RateLimiter } from '../http/rate-limit.ts';
+import { SiteDirectory } from '../http/tenancy.ts';
+import { openDatabase, type Database } from '../persistence/database.ts';
+import type { Config } from './config.ts';
+
+/** Everything a request, a job or a script needs, built once and passed in (never imported as singletons). */
+export type Services = {
+  config: Config;
+  db: Database;
+  logger: Logger;
+  /** null without REDIS_URL. */
+  redis: Redis | null;
+  clock: Clock;
+  rateLimiter: RateLimiter;
+  credentials: CredentialCache;
+  sites: SiteDirectory;
+  close(): Promise<void>;
+};
+
+export type ServiceOverrides = { clock?: Clock; logDestination?: DestinationStream };
+
+/** The composition root: opens the database (migrations are the caller's call) and Redis, builds the caches. */
+export async function createServices(config: Config, overrides: ServiceOverrides = {}): Promise<Services> {
+  const logger = pino(
+    {
+      level: config.logLevel,
+      base: { service: 'dispatch' },
+      redact: { paths: ['*.password', '*.token', '*.api_key', '*.secret_key', '*.refresh_token', '*.access_token'], censor: '[redacted]' },
+    },
+    overrides.logDestination,
+  );
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : null;
+  const subscriber = redis ? redis.duplicate() : null;
+  return {
+    config,
+    db,
+    logger,
+    redis,
+    clock: overrides.clock ?? systemClock,
+    rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
+    credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
+    sites: new SiteDirectory(db.orm),
+    async close() {
+      await db.close();
+      subscriber?.disconnect();
+      redis?.disconnect();
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { OrganizationSchema } from '../../persistence/entities/organization.entity.ts';
+import { SiteSchema, type Site } from '../../persistence/entities/site.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { DomainError } from '../domain-error.ts';
+import { applyPatch, auditSnapshot, containsPattern } from './patch.ts';
+
+/** Labels that name platform infrastructure, never a tenant. */
+const RESERVED_SUBDOMAINS = new Set(['www', 'api', 'app', 'admin', 'platform', 'docs', 'status', 'mail', 'static']);
+const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
+
+export type SiteInput = {
+  name: string;
+  organization_id: string;
+  subdomain: string;
+  description?: string;
+  email?: string;
+  phone?: string;
+  phone_country?: string;
+  website?: string;
+  address_id?: string;
+  currency?: string;
+  timezone?: string;
+  industry_type?: string;
+  notes?: string;
+  unit_system?: 'metric' | 'imperial';
+};
+
+const UPDATABLE = {
+  name: 'name',
+  subdomain: 'subdomain',
+  description: 'description',
+  email: 'email',
+  phone: 'phone',
+  phone_country: 'phoneCountry',
+  website: 'website',
+  address_id: 'addressId',
+  currency: 'currency',
+  timezone: 'timezone',
+  notes: 'notes',
+  unit_system: 'unitSystem',
+  is_active: 'isActive',
+} as const;
+
+/**
+ * Creates a site under an organization. Defaults: USD, UTC, metric.
+ * @throws DomainError 404 unknown organization, 409 SUBDOMAIN_TAKEN, 400 RESERVED_SUBDOMAIN / INVALID_TIMEZONE
+ */
+export async function createSite(em: EntityManager, actor: AuditActor, input: SiteInput): Promise<Site> {
+  const organization = await em.findOne(OrganizationSchema, { id: input.organization_id });
+  if (!organization) throw DomainError.notFound('Organization', input.organization_id);
+  await assertSubdomainFree(em, input.subdomain);
+  assertTimezone(input.timezone);
+  const site = em.create(SiteSchema, {
+    id: newId('site'),
+    organizationId: organization.id,
+    name: input.name,
+    subdomain: input.subdomain,
+    description: input.description ?? null,
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    phoneCountry: input.phone_country ?? null,
+    website: input.website ?? null,
+    addressId: input.address_id ?? null,
+    currency: input.currency ?? 'USD',
+    timezone: input.timezone ?? 'UTC',
+    industryType: input.industry_type ?? null,
+    notes: input.notes ?? null,
+    unitSystem: input.unit_system ?? 'metric',
+    isActive: true,
+  });
+  recordAudit(em, actor, { siteId: null, action: 'create', entityType: 'Site', entityId: site.id, before: null, after: auditSnapshot(site) });
+  await em.flush();
+  return site;
+}
+
+export async function getSite(em: EntityManager, id: string): Promise<Site> {
+  const site = await em.findOne(SiteSchema, { id });
+  if (!site) throw DomainError.notFound('Site', id);
+  return site;
+}
+
+/** Site changes are audited on the platform (site null): they describe the tenant itself. */
+export async function updateSite(em: EntityManager, actor: AuditActor, patch: { id: string } & Record<string, unknown>): Promise<Site> {
+  const site = await getSite(em, patch.id);
+  if (typeof patch.subdomain === 'string' && patch.subdomain !== site.subdomain) await assertSubdomainFree(em, patch.subdomain);
+  assertTimezone(patch.timezone as string | undefined);
+  const before = auditSnapshot(site);
+  applyPatch(site, patch, UPDATABLE);
+  recordAudit(em, actor, { siteId: null, action: 'update', entityType: 'Site', entityId: site.id, before, after: auditSnapshot(site) });
+  await em.flush();
+  return site;
+}
+
+export async function searchSites(
+  em: EntityManager,
+  filter: { q?: string; organization_id?: string; is_active?: boolean },
+  page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
+): Promise<[Site[], number]> {
+  return em.findAndCount(
+    SiteSchema,
+    {
+      ...(filter.q ? { $or: [{ name: { $ilike: containsPattern(filter.q) } }, { subdomain: { $ilike: containsPattern(filter.q) } }] } : {}),
+      ...(filter.organization_id ? { organizationId: filter.organization_id } : {}),
+      ...(filter.is_active === undefined ? {} : { isActive: filter.is_active }),
+    },
+    page,
+  );
+}
+
+async function assertSubdomainFree(em: EntityManager, subdomain: string): Promise<void> {
+  if (RESERVED_SUBDOMAINS.has(subdomain)) {
+    throw DomainError.invalid('RESERVED_SUBDOMAIN', `The subdomain ${subdomain} is reserved`, 'subdomain');
+  }
+  if (await em.count(SiteSchema, { subdomain })) {
+    throw DomainError.conflict('SUBDOMAIN_TAKEN', `Another site already uses the subdomain ${subdomain}`);
+  }
+}
+
+function assertTimezone(timezone: string | undefined): void {
+  if (timezone !== undefined && !TIMEZONES.has(timezone)) {
+    throw DomainError.invalid('INVALID_TIMEZONE', `${timezone} is not an IANA time zone`, 'timezone');
+  }
+}

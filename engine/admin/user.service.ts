@@ -1,0 +1,189 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
+import { SiteSchema } from '../../persistence/entities/site.entity.ts';
+import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
+import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { hashPassword } from '../../persistence/secrets.ts';
+import { DomainError } from '../domain-error.ts';
+import { createAddress, type AddressInput } from './address.service.ts';
+import { applyPatch, auditSnapshot } from './patch.ts';
+import { revokeUserSessions } from './user-sessions.ts';
+
+/** A user as the API shows it: with their profiles (one site's, on a site host) and home address. */
+export type UserView = { user: User; profiles: UserProfile[]; homeAddress: Address | null };
+
+/** Where the caller stands: a site's admin (siteId) or the platform operator (siteId null). */
+export type AdminScope = { siteId: string | null };
+
+export type CreateUserInput = {
+  email: string;
+  password?: string;
+  first_name?: string;
+  last_name?: string;
+  display_name?: string;
+  phone?: string;
+  phone_country?: string;
+  role?: string;
+  organization_id?: string;
+  site_id?: string;
+};
+
+const UPDATABLE = {
+  first_name: 'firstName',
+  last_name: 'lastName',
+  display_name: 'displayName',
+  phone: 'phone',
+  phone_country: 'phoneCountry',
+} as const;
+
+/**
+ * Creates a user and, with a role, their profile on a site: the host's site for a site admin, `site_id` for the
+ * platform operator.
+ * @throws DomainError 409 EMAIL_TAKEN, 400 ROLE_REQUIRED / SITE_REQUIRED, 404 for another site's id
+ */
+export async function createUser(em: EntityManager, actor: AuditActor, scope: AdminScope, input: CreateUserInput): Promise<UserView> {
+  const siteId = targetSite(scope, input.site_id);
+  if (scope.siteId && !input.role) throw DomainError.invalid('ROLE_REQUIRED', 'role is required to add a user to this site', 'role');
+  if (input.role && !siteId) throw DomainError.invalid('SITE_REQUIRED', 'site_id is required with a role', 'site_id');
+  const site = siteId ? await em.findOne(SiteSchema, { id: siteId }) : null;
+  if (siteId && !site) throw DomainError.notFound('Site', siteId);
+  const email = input.email.toLowerCase();
+  if (await em.count(UserSchema, { email })) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
+  const user = em.create(UserSchema, {
+    id: newId('user'),
+    email,
+    passwordHash: input.password ? await hashPassword(input.password) : null,
+    firstName: input.first_name ?? null,
+    lastName: input.last_name ?? null,
+    displayName: input.display_name ?? null,
+    phone: input.phone ?? null,
+    phoneCountry: input.phone_country ?? null,
+    organizationId: site?.organizationId ?? input.organization_id ?? null,
+    isPlatformOperator: false,
+    isServiceAccount: false,
+    isActive: true,
+  });
+  recordAudit(em, actor, { siteId: scope.siteId, action: 'create', entityType: 'User', entityId: user.id, before: null, after: auditSnapshot(user) });
+  const profiles = site && input.role ? [addProfile(em, actor, scope, site.id, user.id, input.role)] : [];
+  await em.flush();
+  return { user, profiles, homeAddress: null };
+}
+
+/** @throws DomainError 404 when absent, or without a profile on the caller's site */
+export async function getUser(em: EntityManager, scope: AdminScope, id: string): Promise<UserView> {
+  const user = await em.findOne(UserSchema, { id });
+  const profiles = user ? await profilesOf(em, scope, [user.id]) : [];
+  if (!user || (scope.siteId && profiles.length === 0)) throw DomainError.notFound('User', id);
+  const homeAddress = user.homeAddressId ? await em.findOne(AddressSchema, { id: user.homeAddressId }) : null;
+  return { user, profiles, homeAddress };
+}
+
+export type UpdateUserInput = { id: string; email?: string; password?: string; role?: string; site_id?: string; is_active?: boolean; home_address?: AddressInput; home_address_id?: string } & Record<string, unknown>;
+
+/**
+ * Updates a user. On a site host, `role` and `is_active` apply to the user's profile on that site; on the platform
+ * host `is_active` is the whole account and `role` needs `site_id`. A new password ends the user's sessions.
+ * `home_address_id` wins over `home_address`; an empty string clears it.
+ */
+export async function updateUser(em: EntityManager, actor: AuditActor, scope: AdminScope, input: UpdateUserInput): Promise<UserView> {
+  const view = await getUser(em, scope, input.id);
+  const { user } = view;
+  const before = auditSnapshot(user);
+  applyPatch(user, input, UPDATABLE);
+  if (input.email !== undefined) {
+    const email = input.email.toLowerCase();
+    if (email !== user.email && (await em.count(UserSchema, { email }))) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
+    user.email = email;
+  }
+  if (input.password !== undefined) user.passwordHash = await hashPassword(input.password);
+  await applyHomeAddress(em, actor, scope, user, input);
+  if (scope.siteId === null && input.is_active !== undefined) user.isActive = input.is_active;
+  recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'User', entityId: user.id, before, after: auditSnapshot(user) });
+  await applyProfileChanges(em, actor, scope, user.id, input);
+  await em.flush();
+  if (input.password !== undefined || input.is_active === false) await revokeUserSessions(em, scope, user.id);
+  return getUser(em, scope, user.id);
+}
+
+export async function searchUsers(
+  em: EntityManager,
+  scope: AdminScope,
+  filter: { q?: string; role?: string; is_active?: boolean },
+  page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
+): Promise<[UserView[], number]> {
+  const where: Record<string, unknown> = {};
+  if (filter.q) {
+    const pattern = `%${filter.q.replaceAll(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    where.$or = ['email', 'firstName', 'lastName', 'displayName'].map((field) => ({ [field]: { $ilike: pattern } }));
+  }
+  if (scope.siteId || filter.role || filter.is_active !== undefined) {
+    const profiles = em.createQueryBuilder(UserProfileSchema, 'p').select('p.user_id');
+    if (scope.siteId) profiles.andWhere({ siteId: scope.siteId });
+    if (filter.role) profiles.andWhere({ role: filter.role });
+    if (filter.is_active !== undefined) profiles.andWhere({ isActive: filter.is_active });
+    where.id = { $in: profiles.getKnexQuery() };
+  }
+  const [users, total] = await em.findAndCount(UserSchema, where, { ...page, filters: { site: false } });
+  const profiles = await profilesOf(em, scope, users.map((u) => u.id));
+  const addressIds = users.map((u) => u.homeAddressId).filter((id): id is string => Boolean(id));
+  const addresses = addressIds.length ? await em.find(AddressSchema, { id: { $in: addressIds } }) : [];
+  const views = users.map((user) => ({
+    user,
+    profiles: profiles.filter((p) => p.userId === user.id),
+    homeAddress: addresses.find((a) => a.id === user.homeAddressId) ?? null,
+  }));
+  return [views, total];
+}
+
+function targetSite(scope: AdminScope, requested: string | undefined): string | null {
+  if (scope.siteId && requested && requested !== scope.siteId) throw DomainError.notFound('Site', requested);
+  return scope.siteId ?? requested ?? null;
+}
+
+async function profilesOf(em: EntityManager, scope: AdminScope, userIds: string[]): Promise<UserProfile[]> {
+  if (userIds.length === 0) return [];
+  return scope.siteId
+    ? em.find(UserProfileSchema, { userId: { $in: userIds } }, { orderBy: { createdAt: 'asc' } })
+    : em.find(UserProfileSchema, { userId: { $in: userIds } }, { orderBy: { createdAt: 'asc' }, filters: { site: false } });
+}
+
+function addProfile(em: EntityManager, actor: AuditActor, scope: AdminScope, siteId: string, userId: string, role: string): UserProfile {
+  const profile = em.create(UserProfileSchema, { id: newId('profile'), siteId, userId, role, isActive: true });
+  recordAudit(em, actor, { siteId: scope.siteId, action: 'create', entityType: 'UserProfile', entityId: profile.id, before: null, after: auditSnapshot(profile) });
+  return profile;
+}
+
+async function applyProfileChanges(em: EntityManager, actor: AuditActor, scope: AdminScope, userId: string, input: UpdateUserInput): Promise<void> {
+  const siteId = targetSite(scope, input.site_id);
+  const profileActive = scope.siteId ? input.is_active : undefined;
+  if (input.role === undefined && profileActive === undefined) return;
+  if (!siteId) throw DomainError.invalid('SITE_REQUIRED', 'site_id is required to change a role', 'site_id');
+  const profiles = await em.find(UserProfileSchema, { siteId, userId }, { filters: { site: false } });
+  if (profiles.length === 0) {
+    if (!input.role) throw DomainError.notFound('Profile of user on site', siteId);
+    addProfile(em, actor, scope, siteId, userId, input.role);
+    return;
+  }
+  for (const [index, profile] of profiles.entries()) {
+    const before = auditSnapshot(profile);
+    if (input.role !== undefined && index === 0) profile.role = input.role;
+    if (input.role !== undefined && index > 0) profile.isActive = false;
+    if (profileActive !== undefined) profile.isActive = profileActive;
+    recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'UserProfile', entityId: profile.id, before, after: auditSnapshot(profile) });
+  }
+}
+
+async function applyHomeAddress(em: EntityManager, actor: AuditActor, scope: AdminScope, user: User, input: UpdateUserInput): Promise<void> {
+  if (input.home_address_id !== undefined) {
+    if (input.home_address_id === '') {
+      user.homeAddressId = null;
+      return;
+    }
+    if (!(await em.findOne(AddressSchema, { id: input.home_address_id }))) throw DomainError.notFound('Address', input.home_address_id);
+    user.homeAddressId = input.home_address_id;
+    return;
+  }
+  if (input.home_address) user.homeAddressId = (await createAddress(em, actor, scope.siteId, input.home_address)).id;
+}

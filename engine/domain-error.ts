@@ -1,0 +1,30 @@
+/**
+ * A business-rule failure with an HTTP status and an UPPER_SNAKE code. The engine throws these; the HTTP layer
+ * renders them as `{error, code}` without knowing the rule.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 422,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+
+  static notFound(entity: string, id: string): DomainError {
+    return new DomainError(404, 'NOT_FOUND', `${entity} ${id} not found`);
+  }
+
+  static conflict(code: string, message: string): DomainError {
+    return new DomainError(409, code, message);
+  }
+
+  static invalid(code: string, message: string, field?: string): DomainError {
+    return new DomainError(400, code, message, field);
+  }
+
+  static unprocessable(code: string, message: string): DomainError {
+    return new DomainError(422, code, message);
+  }
+}

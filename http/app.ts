@@ -1,0 +1,39 @@
+import { H3 } from 'h3';
+import type { Services } from '../app/services.ts';
+import { mountDocsPage } from './docs-page.ts';
+import { buildOpenApi, toOpenApi30 } from './openapi.ts';
+import type { Operation } from './operation.ts';
+import { runOperation } from './run-operation.ts';
+
+/**
+ * The h3 application: every operation under /api, plus the OpenAPI documents, the reference page and the health
+ * probes. Unknown paths answer 404 in the API's error shape.
+ */
+export function createHttpApp(services: Services, operations: Operation[]): H3 {
+  const app = new H3();
+  const openapi = buildOpenApi(operations, services.config.baseDomain);
+  const openapi30 = toOpenApi30(openapi);
+  app.get('/healthz', () => ({ status: 'ok' }));
+  app.get('/readyz', async (event) => {
+    try {
+      await services.db.orm.em.fork().execute('select 1');
+      if (services.redis) await services.redis.ping();
+      return { status: 'ready', database: services.db.kind, redis: services.redis ? 'up' : 'not configured' };
+    } catch {
+      event.res.status = 503;
+      return { error: 'A backing service is unreachable', code: 'NOT_READY' };
+    }
+  });
+  app.get('/openapi.json', () => openapi);
+  app.get('/openapi-3.0.json', () => openapi30);
+  mountDocsPage(app);
+  for (const operation of operations) {
+    const route = `/api${operation.path.replaceAll(/\{(\w+)\}/g, ':$1')}`;
+    app.on(operation.method, route, (event) => runOperation(services, operation, event));
+  }
+  app.all('/**', (event) => {
+    event.res.status = 404;
+    return { error: `No operation ${event.req.method} ${event.url.pathname}`, code: 'ROUTE_NOT_FOUND' };
+  });
+  return app;
+}

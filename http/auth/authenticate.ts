@@ -1,0 +1,112 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { AccessTokenSchema } from '../../persistence/entities/access-token.entity.ts';
+import { ApplicationSchema } from '../../persistence/entities/application.entity.ts';
+import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
+import { UserSchema } from '../../persistence/entities/user.entity.ts';
+import { hashToken } from '../../persistence/secrets.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { ApiError } from '../errors.ts';
+import type { Role } from '../permissions.ts';
+import type { CredentialCache } from './credential-cache.ts';
+import type { Principal } from './principal.ts';
+
+export type Credential = { kind: 'api_key' | 'session'; token: string; hash: string };
+
+/**
+ * Reads the one credential header of a request.
+ * @returns null when neither header is present
+ * @throws ApiError 400 AMBIGUOUS_CREDENTIALS when both are
+ */
+export function readCredential(headers: Headers): Credential | null {
+  const apiKey = headers.get('x-api-key');
+  const accessToken = headers.get('x-access-token');
+  if (apiKey && accessToken) {
+    throw ApiError.badRequest('AMBIGUOUS_CREDENTIALS', 'Send exactly one of x-api-key or x-access-token, not both');
+  }
+  const token = apiKey ?? accessToken;
+  if (!token) return null;
+  return { kind: apiKey ? 'api_key' : 'session', token, hash: hashToken(token) };
+}
+
+/**
+ * Resolves a credential to a principal on the request's host. A credential issued for another site (or for the
+ * platform when on a site host) is simply not found in this host's scope: 401, never a hint that it exists.
+ * @throws ApiError 401 INVALID_CREDENTIALS or TOKEN_EXPIRED
+ */
+export async function authenticate(
+  deps: { orm: MikroORM; credentials: CredentialCache },
+  credential: Credential,
+  siteId: string | null,
+  now: number,
+): Promise<Principal> {
+  const cached = deps.credentials.get(credential.hash, now);
+  const principal = cached?.principal ?? (await loadPrincipal(deps.orm, credential, siteId, now));
+  if (principal.siteId !== siteId) throw invalid(credential);
+  if (principal.expiresAt !== null && principal.expiresAt <= now) {
+    throw ApiError.unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it with POST /auth/refresh');
+  }
+  if (!cached) deps.credentials.set(credential.hash, principal, now);
+  return principal;
+}
+
+async function loadPrincipal(orm: MikroORM, credential: Credential, siteId: string | null, now: number): Promise<Principal> {
+  const principal = await inTenantScope(orm, { siteId }, async (em) => {
+    if (credential.kind === 'api_key') {
+      if (siteId === null) return null;
+      const app = await em.findOne(ApplicationSchema, { keyHash: credential.hash, isActive: true });
+      if (!app) return null;
+      const user = await em.findOne(UserSchema, { id: app.serviceUserId, isActive: true });
+      if (!user) return null;
+      return {
+        kind: 'api_key',
+        siteId,
+        userId: user.id,
+        role: app.role as Role,
+        profileId: null,
+        applicationId: app.id,
+        accessTokenId: null,
+        sessionId: null,
+        expiresAt: null,
+      } satisfies Principal;
+    }
+    const token = await em.findOne(AccessTokenSchema, { tokenHash: credential.hash, isActive: true, siteId });
+    if (!token) return null;
+    if (token.expiresAt.getTime() <= now) {
+      throw ApiError.unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it with POST /auth/refresh');
+    }
+    const user = await em.findOne(UserSchema, { id: token.userId, isActive: true });
+    if (!user) return null;
+    const role = await roleOf(em, token.profileId ?? null, user.isPlatformOperator);
+    if (!role) return null;
+    return {
+      kind: 'session',
+      siteId,
+      userId: user.id,
+      role,
+      profileId: token.profileId ?? null,
+      applicationId: token.applicationId ?? null,
+      accessTokenId: token.id,
+      sessionId: token.sessionId,
+      expiresAt: token.expiresAt.getTime(),
+    } satisfies Principal;
+  });
+  if (!principal) throw invalid(credential);
+  return principal;
+}
+
+async function roleOf(
+  em: Parameters<Parameters<typeof inTenantScope>[2]>[0],
+  profileId: string | null,
+  isPlatformOperator: boolean,
+): Promise<Role | null> {
+  if (profileId === null) return isPlatformOperator ? 'platform' : null;
+  const profile = await em.findOne(UserProfileSchema, { id: profileId, isActive: true });
+  return profile ? (profile.role as Role) : null;
+}
+
+function invalid(credential: Credential): ApiError {
+  return ApiError.unauthorized(
+    'INVALID_CREDENTIALS',
+    credential.kind === 'api_key' ? 'The API key is not valid for this site' : 'The access token is not valid for this site',
+  );
+}

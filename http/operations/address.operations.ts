@@ -1,0 +1,82 @@
+import { Type } from 'typebox';
+import { createAddress, getAddress, searchAddresses, updateAddress } from '../../engine/admin/address.service.ts';
+import { defineOperation } from '../operation.ts';
+import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
+import { AddressRequest, AddressResponse, toAddressResponse, UpdateAddressBody } from '../schemas/address.schema.ts';
+import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
+
+const SORTABLE = { formatted_name: 'formattedName', city: 'city', created_at: 'createdAt', id: 'id' };
+
+const SearchQuery = Type.Object(
+  {
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'matches the formatted address' })),
+    city: Type.Optional(Type.String({ maxLength: 200 })),
+    postal_code: Type.Optional(Type.String({ maxLength: 20 })),
+    ...pagingQuery(SORTABLE),
+  },
+  { additionalProperties: false },
+);
+
+export const addressOperations = [
+  defineOperation({
+    id: 'address.create',
+    method: 'POST',
+    path: '/address',
+    summary: 'Store an address (on the platform host: a global address)',
+    tag: 'Addresses',
+    access: 'address.write',
+    host: 'any',
+    body: AddressRequest,
+    status: 201,
+    response: DataResponse(AddressResponse),
+    handler: async ({ body, site, actor, transaction }) => ({
+      data: toAddressResponse(await transaction((em) => createAddress(em, actor, site?.id ?? null, body))),
+    }),
+  }),
+  defineOperation({
+    id: 'address.get',
+    method: 'GET',
+    path: '/address',
+    summary: "Get an address of this site, or a global one",
+    tag: 'Addresses',
+    access: 'address.read',
+    host: 'any',
+    query: IdQuery,
+    response: DataResponse(AddressResponse),
+    handler: async ({ query, transaction }) => ({
+      data: toAddressResponse(await transaction((em) => getAddress(em, query.id))),
+    }),
+  }),
+  defineOperation({
+    id: 'address.update',
+    method: 'PUT',
+    path: '/address',
+    summary: 'Update an address: supplied fields change, null clears',
+    tag: 'Addresses',
+    access: 'address.write',
+    host: 'any',
+    body: UpdateAddressBody,
+    response: DataResponse(AddressResponse),
+    handler: async ({ body, site, actor, transaction }) => ({
+      data: toAddressResponse(await transaction((em) => updateAddress(em, actor, site?.id ?? null, body))),
+    }),
+  }),
+  defineOperation({
+    id: 'address.search',
+    method: 'GET',
+    path: '/address/search',
+    summary: "Search this site's addresses",
+    tag: 'Addresses',
+    access: 'address.search',
+    host: 'any',
+    query: SearchQuery,
+    response: SearchResponse(AddressResponse),
+    handler: async ({ query, transaction }) => {
+      const paging = readPaging(query, SORTABLE, '-created_at');
+      const [rows, total] = await transaction((em) =>
+        searchAddresses(em, query, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy }),
+      );
+      return searchBody(rows.map(toAddressResponse), total, paging);
+    },
+  }),
+];

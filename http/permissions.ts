@@ -1,0 +1,35 @@
+/** Roles a credential can carry on a site, plus the platform operator who manages organizations and sites. */
+export const SITE_ROLES = ['admin', 'dispatcher', 'driver', 'customer'] as const;
+export type SiteRole = (typeof SITE_ROLES)[number];
+export type Role = SiteRole | 'platform';
+
+/**
+ * The one permission table: every operation names one of these (or is public / open to any credential).
+ * A role not listed for a permission gets 403.
+ */
+export const PERMISSIONS = {
+  'organization.read': ['platform', 'admin'],
+  'organization.manage': ['platform'],
+  'site.read': ['platform', 'admin', 'dispatcher'],
+  'site.create': ['platform'],
+  'site.search': ['platform'],
+  'site.update': ['platform', 'admin'],
+  'user.read': ['platform', 'admin', 'dispatcher'],
+  'user.manage': ['platform', 'admin'],
+  'application.manage': ['admin'],
+  'address.read': ['platform', 'admin', 'dispatcher', 'driver', 'customer'],
+  'address.write': ['platform', 'admin', 'dispatcher', 'customer'],
+  'address.search': ['platform', 'admin', 'dispatcher'],
+  'audit.read': ['platform', 'admin'],
+  'mailbox.read': ['platform'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Permission = keyof typeof PERMISSIONS;
+
+/** `public`: no credential needed; `authenticated`: any valid credential. */
+export type Access = Permission | 'public' | 'authenticated';
+
+export function isAllowed(access: Access, role: Role): boolean {
+  if (access === 'public' || access === 'authenticated') return true;
+  return (PERMISSIONS[access] as readonly Role[]).includes(role);
+}

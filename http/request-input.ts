@@ -1,0 +1,58 @@
+import type { H3Event } from 'h3';
+import type { TSchema } from 'typebox';
+import { ApiError } from './errors.ts';
+
+/** Largest accepted request body. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The query string as an object for validation: array-typed parameters collect repeated and comma-separated
+ * values (`?ids=a&ids=b`, `?ids=a,b`); other parameters take their last value.
+ */
+export function readQuery(url: URL, schema: TSchema): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, { type?: string }> }).properties ?? {};
+  const query: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    query[key] = properties[key]?.type === 'array' ? values.flatMap((v) => v.split(',')).filter(Boolean) : values.at(-1);
+  }
+  return query;
+}
+
+/**
+ * The JSON body, which must be an object. An empty body reads as `{}` so the schema names missing fields.
+ * @throws ApiError 413 BODY_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 400 INVALID_JSON / INVALID_BODY
+ */
+export async function readJsonBody(event: H3Event): Promise<unknown> {
+  const declared = Number(event.req.headers.get('content-length') ?? 0);
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const text = await event.req.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
+  if (text.trim() === '') return {};
+  const type = event.req.headers.get('content-type') ?? '';
+  if (!/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest('INVALID_JSON', 'The request body is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw ApiError.badRequest('INVALID_BODY', 'The request body must be a JSON object');
+  }
+  return value;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's `x-request-id` when it is sane, else a new one. */
+export function readRequestId(headers: Headers, fresh: () => string): string {
+  const incoming = headers.get('x-request-id');
+  return incoming && REQUEST_ID.test(incoming) ? incoming : fresh();
+}
+
+function tooLarge(): ApiError {
+  return new ApiError(413, 'BODY_TOO_LARGE', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
+}

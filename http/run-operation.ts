@@ -1,0 +1,115 @@
+import { getRequestIP, getRouterParams, type H3Event } from 'h3';
+import { ulid } from 'ulid';
+import type { Services } from '../app/services.ts';
+import type { Site } from '../persistence/entities/site.entity.ts';
+import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { authenticate, readCredential, type Credential } from './auth/authenticate.ts';
+import { rateLimitKey, type Principal } from './auth/principal.ts';
+import { ApiError, toApiError } from './errors.ts';
+import type { Operation } from './operation.ts';
+import { isAllowed } from './permissions.ts';
+import { readJsonBody, readQuery, readRequestId } from './request-input.ts';
+import { parseHost } from './tenancy.ts';
+import { describeErrors, parseInput, validatorFor } from './validation.ts';
+
+/**
+ * The request pipeline of every operation, in this order: host → site, credential → principal, rate limit,
+ * permission, input validation, handler, (in tests) response validation. Every outcome is `{data}` or
+ * `{error, code}` with a request id; nothing thrown escapes as an HTML page or a stack trace.
+ */
+export async function runOperation(services: Services, operation: Operation, event: H3Event): Promise<unknown> {
+  const started = performance.now();
+  const now = services.clock.now().getTime();
+  const requestId = readRequestId(event.req.headers, ulid);
+  event.res.headers.set('x-request-id', requestId);
+  let site: Site | null = null;
+  let principal: Principal | null = null;
+  let status = operation.status;
+  let payload: unknown;
+  try {
+    site = await resolveSite(services, operation, event, now);
+    const ip = getRequestIP(event, { xForwardedFor: services.config.trustProxy }) ?? 'unknown';
+    const isPublic = operation.access === 'public';
+    const credential = isPublic ? null : readCredential(event.req.headers);
+    principal = isPublic ? null : await resolvePrincipal(services, credential, site, now);
+    const limit = await services.rateLimiter.consume(principal ? rateLimitKey(principal) : `ip:${ip}`);
+    for (const [name, value] of Object.entries(limit.headers)) event.res.headers.set(name, value);
+    if (principal && !isAllowed(operation.access, principal.role)) throw ApiError.forbidden(operation.access, principal.role);
+    const query = operation.query ? parseInput(operation.query, readQuery(event.url, operation.query), 'query') : undefined;
+    const params = operation.params ? parseInput(operation.params, getRouterParams(event), 'query') : undefined;
+    const body = operation.body ? parseInput(operation.body, await readJsonBody(event), 'body') : undefined;
+    const actor = { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId };
+    const tenantId = site?.id ?? null;
+    payload = await operation.handler({
+      query,
+      body,
+      params,
+      principal,
+      credentialHash: credential?.hash ?? null,
+      site,
+      services,
+      requestId,
+      ip,
+      actor,
+      transaction: (work, scope) =>
+        inTenantScope(
+          services.db.orm,
+          scope ?? { siteId: tenantId, userId: principal?.userId ?? null, platform: principal?.role === 'platform' },
+          work,
+        ),
+    });
+    if (services.config.responseValidation) assertResponseShape(operation, payload);
+  } catch (thrown) {
+    const error = toApiError(thrown);
+    if (error.status >= 500) services.logger.error({ err: thrown, req_id: requestId, op: operation.id }, 'request failed');
+    for (const [name, value] of Object.entries(error.details.headers ?? {})) event.res.headers.set(name, value);
+    status = error.status;
+    payload = error.toBody();
+  }
+  event.res.status = status;
+  services.logger.info({
+    req_id: requestId,
+    op: operation.id,
+    method: operation.method,
+    path: event.url.pathname,
+    status,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+    site: site?.subdomain ?? null,
+    user: principal?.userId ?? null,
+  });
+  return payload;
+}
+
+async function resolveSite(services: Services, operation: Operation, event: H3Event, now: number): Promise<Site | null> {
+  const forwarded = services.config.trustProxy ? event.req.headers.get('x-forwarded-host') : null;
+  const target = parseHost(forwarded ?? event.req.headers.get('host'), services.config.baseDomain);
+  if (target.kind === 'platform') {
+    if (operation.host === 'site') {
+      throw ApiError.badRequest('SITE_HOST_REQUIRED', `${operation.method} ${operation.path} is served on a site's host (<subdomain>.${services.config.baseDomain})`);
+    }
+    return null;
+  }
+  if (operation.host === 'platform') {
+    throw ApiError.badRequest('PLATFORM_HOST_REQUIRED', `${operation.method} ${operation.path} is served on the platform host (${services.config.baseDomain})`);
+  }
+  return services.sites.resolve(target.subdomain, now);
+}
+
+async function resolvePrincipal(
+  services: Services,
+  credential: Credential | null,
+  site: Site | null,
+  now: number,
+): Promise<Principal> {
+  if (!credential) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential: x-api-key or x-access-token');
+  return authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site?.id ?? null, now);
+}
+
+function assertResponseShape(operation: Operation, payload: unknown): void {
+  const validator = validatorFor(operation.response);
+  if (validator.Check(payload)) return;
+  const problems = describeErrors(validator, payload).map((f) => `${f.field}: ${f.message}`);
+  throw new ApiError(500, 'RESPONSE_SCHEMA_MISMATCH', `Response of ${operation.id} breaks its schema`, {
+    description: problems.join('; '),
+  });
+}

@@ -1,0 +1,27 @@
+import { ConfigError, loadConfig } from './app/config.ts';
+import { seedDemoIfEmpty } from './app/seed-demo.ts';
+import { startServer } from './app/server.ts';
+import { createServices } from './app/services.ts';
+
+/** `npm start`: validate the environment, open the database, migrate, seed the demo on first start, serve. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const services = await createServices(config);
+  const applied = await services.db.migrate();
+  if (applied.length > 0) services.logger.info({ migrations: applied }, 'migrations applied');
+  if (config.seedDemo) await seedDemoIfEmpty(services);
+  const running = await startServer(services);
+  services.logger.info({ port: running.port, database: services.db.kind, redis: Boolean(services.redis) }, 'listening');
+  const stop = async () => {
+    await running.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AuditRecordSchema } from './entities/audit-record.entity.ts';
+import { newId } from './ids.ts';
+
+/** Who acted: the user (or an API key's service account), the key if any, and the request. */
+export type AuditActor = { userId: string | null; applicationId: string | null; requestId: string | null };
+
+export type AuditEntry = {
+  /** The tenant the record belongs to (null: platform); must be the transaction's tenant scope. */
+  siteId: string | null;
+  action: 'create' | 'update' | 'delete' | (string & {});
+  entityType: string;
+  entityId: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+};
+
+const SECRET_KEY_PATTERN = /password|secret|token|api_key|key_hash|credential/i;
+
+/**
+ * Appends an audit record to the unit of work: it commits in the same transaction as the change it describes.
+ * Values of secret-looking fields are masked in before, after and the diff.
+ */
+export function recordAudit(em: EntityManager, actor: AuditActor, entry: AuditEntry): void {
+  const before = entry.before ? maskSecrets(entry.before) : null;
+  const after = entry.after ? maskSecrets(entry.after) : null;
+  const changes = Object.fromEntries(
+    Object.entries(diff(entry.before, entry.after)).map(([key, change]) => [
+      key,
+      SECRET_KEY_PATTERN.test(key) ? { from: mask(change.from), to: mask(change.to) } : change,
+    ]),
+  );
+  em.create(AuditRecordSchema, {
+    id: newId('audit'),
+    siteId: entry.siteId,
+    userId: actor.userId,
+    applicationId: actor.applicationId,
+    action: entry.action,
+    entityType: entry.entityType,
+    entityId: entry.entityId,
+    changes,
+    previousData: before,
+    newData: after,
+    requestId: actor.requestId,
+  });
+}
+
+/** `{field: {from, to}}` for every top-level field whose JSON value differs. */
+export function diff(
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown> | null,
+): Record<string, { from: unknown; to: unknown }> {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})]);
+  for (const key of keys) {
+    if (key === 'updated_at') continue;
+    const from = before?.[key] ?? null;
+    const to = after?.[key] ?? null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
+  }
+  return changes;
+}
+
+function maskSecrets(data: Record<string, unknown>): Record<string, unknown> {
+  const masked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) masked[key] = SECRET_KEY_PATTERN.test(key) ? mask(value) : value;
+  return masked;
+}
+
+function mask(value: unknown): unknown {
+  return value === null || value === undefined ? null : '[redacted]';
+}

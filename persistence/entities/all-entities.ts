@@ -1,0 +1,26 @@
+import { AccessTokenSchema } from './access-token.entity.ts';
+import { AddressSchema } from './address.entity.ts';
+import { ApplicationSchema } from './application.entity.ts';
+import { AuditRecordSchema } from './audit-record.entity.ts';
+import { AuthTicketSchema } from './auth-ticket.entity.ts';
+import { MailMessageSchema } from './mail-message.entity.ts';
+import { OrganizationSchema } from './organization.entity.ts';
+import { RefreshTokenSchema } from './refresh-token.entity.ts';
+import { SiteSchema } from './site.entity.ts';
+import { UserProfileSchema } from './user-profile.entity.ts';
+import { UserSchema } from './user.entity.ts';
+
+/** The ORM's entity list (explicit: no folder discovery, which breaks under tsx on Node 20). */
+export const ALL_ENTITIES = [
+  OrganizationSchema,
+  SiteSchema,
+  UserSchema,
+  UserProfileSchema,
+  ApplicationSchema,
+  AddressSchema,
+  AccessTokenSchema,
+  RefreshTokenSchema,
+  AuthTicketSchema,
+  MailMessageSchema,
+  AuditRecordSchema,
+];

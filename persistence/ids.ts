@@ -1,0 +1,26 @@
+import { monotonicFactory } from 'ulid';
+
+const nextUlid = monotonicFactory();
+
+/** Id prefixes by kind: opaque, sortable, never sequential integers. */
+export const ID_PREFIXES = {
+  organization: 'org',
+  site: 'site',
+  user: 'usr',
+  profile: 'prof',
+  application: 'app',
+  address: 'adr',
+  accessToken: 'atk',
+  refreshToken: 'rtk',
+  session: 'ses',
+  ticket: 'tkt',
+  mail: 'mail',
+  audit: 'aud',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+/** A new prefixed ULID, e.g. `usr_01JD3...`. */
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${nextUlid()}`;
+}

@@ -1,0 +1,5 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Foundation0001 } from './0001-foundation.ts';
+
+/** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
+export const MIGRATIONS: MigrationObject[] = [{ name: '0001-foundation', class: Foundation0001 }];
