@@ -26,7 +26,7 @@ export function buildOpenApi(operations: Operation[], baseDomain: string): JsonO
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [
-      { url: `http://{site}.${baseDomain}`, variables: { site: { default: 'demo', description: 'site subdomain' } } },
+      { url: `http://{site}.${baseDomain}`, description: 'a site host', variables: { site: { default: 'demo' } } },
       { url: `http://${baseDomain}`, description: 'platform host' },
     ],
     tags: [...new Set(operations.map((o) => o.tag))].map((name) => ({ name })),
@@ -94,7 +94,7 @@ function plain(schema: TSchema): JsonObject {
 
 /**
  * The same document as OpenAPI 3.0.3 (the spec names 3.0): `const` → `enum`, `anyOf` with null and type arrays →
- * `nullable`, and 3.1-only fields dropped.
+ * `nullable`, `patternProperties` → `additionalProperties`, and 3.1-only fields dropped.
  */
 export function toOpenApi30(document: JsonObject): JsonObject {
   const converted = downgrade(structuredClone(document)) as JsonObject;
@@ -109,6 +109,11 @@ function downgrade(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const node = value as JsonObject;
   for (const key of Object.keys(node)) node[key] = downgrade(node[key]);
+  if (node.patternProperties && typeof node.patternProperties === 'object') {
+    const [valueSchema] = Object.values(node.patternProperties as JsonObject);
+    node.additionalProperties = valueSchema ?? true;
+    delete node.patternProperties;
+  }
   if ('const' in node) {
     node.enum = [node.const];
     delete node.const;

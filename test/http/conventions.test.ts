@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+type Page = { data: { email: string }[]; meta: { pagination: { page: number; pageSize: number; totalItems: number; totalPages: number } } };
+
+let server: TestServer;
+let acme: SiteFixture;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  acme = await createSiteFixture(server, 'acme');
+  for (let i = 0; i < 120; i += 1) {
+    const response = await acme.as.admin.post('/api/user', { email: `bulk${String(i).padStart(3, '0')}@acme.example`, role: 'customer' });
+    if (response.status !== 201) throw new Error(response.text);
+  }
+});
+afterAll(() => server.close());
+
+describe('errors', () => {
+  it('names every failing field of an invalid body', async () => {
+    const response = await acme.as.admin.post('/api/user', { email: 'not-an-email', role: 'pilot', password: 'short' });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'VALIDATION_FAILED' });
+    const fields = (response.body.fields as { field: string }[]).map((f) => f.field).sort();
+    expect(fields).toEqual(['email', 'password', 'role']);
+  });
+
+  it('refuses unknown fields, so site_id, role or id cannot be smuggled in, and changes nothing', async () => {
+    const response = await acme.as.admin.post('/api/application', { name: 'sneaky', role: 'driver', site_id: 'site_other', id: 'app_mine', is_admin: true });
+    expect(response.status).toBe(400);
+    expect((response.body.fields as { field: string; message: string }[]).map((f) => f.field).sort()).toEqual(['id', 'is_admin', 'site_id']);
+    const search = await acme.as.admin.get<{ data: unknown[] }>('/api/application/search?q=sneaky');
+    expect(search.body.data).toHaveLength(0);
+  });
+
+  it('answers malformed JSON, a non-object body and a wrong media type with clear codes', async () => {
+    const client = acme.as.admin;
+    expect((await client.send('POST', '/api/address', undefined, '{"city":')).body).toMatchObject({ code: 'INVALID_JSON' });
+    expect((await client.send('POST', '/api/address', undefined, '[1,2]')).body).toMatchObject({ code: 'INVALID_BODY' });
+    const typed = await server.client('acme').as({ apiKey: acme.keys.admin, headers: { 'content-type': 'text/plain' } }).send('POST', '/api/address', undefined, 'city=Paris');
+    expect(typed.status).toBe(415);
+  });
+
+  it('answers unknown routes with 404 in the error shape and a request id', async () => {
+    const response = await acme.as.admin.get('/api/nothing-here');
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
+  });
+
+  it('puts a request id on every response, echoing a sane one from the caller', async () => {
+    const ok = await acme.as.admin.get('/api/auth/me');
+    const failed = await server.client('acme').get('/api/auth/me');
+    expect(ok.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
+    expect(failed.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
+    const echoed = await server.client('acme').as({ apiKey: acme.keys.admin, headers: { 'x-request-id': 'trace-123' } }).get('/api/auth/me');
+    expect(echoed.headers['x-request-id']).toBe('trace-123');
+  });
+});
+
+describe('pagination and sorting', () => {
+  it('pages with page + page_size and reports the search meta', async () => {
+    const response = await acme.as.admin.get<Page>('/api/user/search?q=bulk&page=2&page_size=50&sort=email');
+    expect(response.status).toBe(200);
+    expect(response.body.meta.pagination).toMatchObject({ page: 2, pageSize: 50, totalItems: 120, totalPages: 3 });
+    expect(response.body.data[0]!.email).toBe('bulk050@acme.example');
+  });
+
+  it('accepts per_page as well, clamping anything above 100 to 100', async () => {
+    const response = await acme.as.admin.get<Page>('/api/user/search?q=bulk&per_page=500');
+    expect(response.body.data).toHaveLength(100);
+    expect(response.body.meta.pagination.pageSize).toBe(100);
+  });
+
+  it('sorts by sort=-field and by sort_by + sort_order alike', async () => {
+    const dashed = await acme.as.admin.get<Page>('/api/user/search?q=bulk&sort=-email&page_size=3');
+    const split = await acme.as.admin.get<Page>('/api/user/search?q=bulk&sort_by=email&sort_order=desc&page_size=3');
+    expect(dashed.body.data.map((u) => u.email)).toEqual(['bulk119@acme.example', 'bulk118@acme.example', 'bulk117@acme.example']);
+    expect(split.body.data).toEqual(dashed.body.data);
+  });
+
+  it('refuses a field that cannot be sorted', async () => {
+    const response = await acme.as.admin.get('/api/user/search?sort=password_hash');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'INVALID_SORT' });
+  });
+});
+
+describe('updates', () => {
+  it('set a supplied value, keep an omitted one and clear a null one', async () => {
+    const created = await acme.as.admin.post<{ data: { id: string } }>('/api/user', { email: 'tri@acme.example', role: 'driver', first_name: 'Tri', phone: '+33123456789' });
+    const id = created.body.data.id;
+    const updated = await acme.as.admin.put<{ data: Record<string, unknown> }>('/api/user', { id, last_name: 'State', phone: null });
+    expect(updated.body.data).toMatchObject({ first_name: 'Tri', last_name: 'State', phone: null });
+  });
+
+  it('let home_address_id win over home_address, and clear it with an empty string', async () => {
+    const address = await acme.as.admin.post<{ data: { id: string } }>('/api/address', { street_address: '1 Main St', city: 'Springfield', point: { lat: 40, lng: -75 } });
+    const user = await acme.as.admin.post<{ data: { id: string } }>('/api/user', { email: 'home@acme.example', role: 'customer' });
+    const both = await acme.as.admin.put<{ data: { home_address_id: string; home_address: { city: string } } }>('/api/user', {
+      id: user.body.data.id,
+      home_address_id: address.body.data.id,
+      home_address: { city: 'Elsewhere', point: { lat: 1, lng: 1 } },
+    });
+    expect(both.body.data.home_address_id).toBe(address.body.data.id);
+    expect(both.body.data.home_address.city).toBe('Springfield');
+    const inline = await acme.as.admin.put<{ data: { home_address: { city: string; formatted_name: string } } }>('/api/user', {
+      id: user.body.data.id,
+      home_address: { street_address: '9 Oak Ave', city: 'Shelbyville', point: { lat: 41, lng: -74 } },
+    });
+    expect(inline.body.data.home_address).toMatchObject({ city: 'Shelbyville', formatted_name: '9 Oak Ave, Shelbyville' });
+    const cleared = await acme.as.admin.put<{ data: { home_address_id: unknown } }>('/api/user', { id: user.body.data.id, home_address_id: '' });
+    expect(cleared.body.data.home_address_id).toBeNull();
+  });
+});
+
+describe('health', () => {
+  it('answers /healthz and /readyz with the backing services', async () => {
+    expect((await server.client(null).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await server.client(null).get('/readyz')).body).toEqual({ status: 'ready', database: 'postgres', redis: 'up' });
+  });
+});
