@@ -61,7 +61,7 @@ export async function runOperation(services: Services, operation: Operation, eve
     if (services.config.responseValidation) assertResponseShape(operation, payload);
   } catch (thrown) {
     const error = toApiError(thrown);
-    if (error.status >= 500) services.logger.error({ err: thrown, req_id: requestId, op: operation.id }, 'request failed');
+    if (error.status >= 500) services.logger.error({ err: describeFailure(thrown), req_id: requestId, op: operation.id }, 'request failed');
     for (const [name, value] of Object.entries(error.details.headers ?? {})) event.res.headers.set(name, value);
     status = error.status;
     payload = error.toBody();
@@ -112,4 +112,15 @@ function assertResponseShape(operation: Operation, payload: unknown): void {
   throw new ApiError(500, 'RESPONSE_SCHEMA_MISMATCH', `Response of ${operation.id} breaks its schema`, {
     description: problems.join('; '),
   });
+}
+
+/**
+ * What a 500 logs: the error's type, code and message with SQL and its parameters cut off, since a failed
+ * statement's text carries row data (names, emails) that has no place in logs.
+ */
+function describeFailure(thrown: unknown): Record<string, unknown> {
+  if (!(thrown instanceof Error)) return { message: String(thrown) };
+  const code = (thrown as { code?: unknown }).code;
+  const message = thrown.message.includes(' - ') ? thrown.message.slice(thrown.message.lastIndexOf(' - ') + 3) : thrown.message;
+  return { type: thrown.name, code, message: message.slice(0, 500), stack: thrown.stack?.split('\n').slice(1, 6).join('\n') };
 }

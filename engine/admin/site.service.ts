@@ -81,14 +81,19 @@ export async function getSite(em: EntityManager, id: string): Promise<Site> {
   return site;
 }
 
-/** Site changes are audited on the platform (site null): they describe the tenant itself. */
-export async function updateSite(em: EntityManager, actor: AuditActor, patch: { id: string } & Record<string, unknown>): Promise<Site> {
+/** Audited under the caller's tenant: the site's own log for its admin, the platform's for the operator. */
+export async function updateSite(
+  em: EntityManager,
+  actor: AuditActor,
+  auditSiteId: string | null,
+  patch: { id: string } & Record<string, unknown>,
+): Promise<Site> {
   const site = await getSite(em, patch.id);
   if (typeof patch.subdomain === 'string' && patch.subdomain !== site.subdomain) await assertSubdomainFree(em, patch.subdomain);
   assertTimezone(patch.timezone as string | undefined);
   const before = auditSnapshot(site);
   applyPatch(site, patch, UPDATABLE);
-  recordAudit(em, actor, { siteId: null, action: 'update', entityType: 'Site', entityId: site.id, before, after: auditSnapshot(site) });
+  recordAudit(em, actor, { siteId: auditSiteId, action: 'update', entityType: 'Site', entityId: site.id, before, after: auditSnapshot(site) });
   await em.flush();
   return site;
 }

@@ -69,7 +69,7 @@ export const siteOperations = [
       if (principal?.role !== 'platform' && forbidden.length > 0) {
         throw new ApiError(403, 'FORBIDDEN_FIELD', `Only the platform operator may change ${forbidden.join(', ')}`);
       }
-      const updated = await transaction((em) => updateSite(em, actor, body));
+      const updated = await transaction((em) => updateSite(em, actor, site?.id ?? null, body));
       services.sites.invalidate();
       await services.credentials.invalidate();
       return { data: toSiteResponse(updated) };

@@ -4,10 +4,12 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 const QUOTA = 25;
 
-describe.each([
+const MODES: { mode: string; env: Record<string, string> }[] = [
   { mode: 'Redis', env: {} },
   { mode: 'in process', env: { REDIS_URL: '' } },
-])('rate limits ($mode)', ({ env }) => {
+];
+
+describe.each(MODES)('rate limits ($mode)', ({ env }) => {
   let server: TestServer;
   let acme: SiteFixture;
   let globex: SiteFixture;

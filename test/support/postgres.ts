@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { Client } from 'pg';
 import { inject } from 'vitest';
 
 /** The superuser connection (local trust auth): only for creating roles and databases. */
@@ -16,10 +16,10 @@ export function urlFor(database: string, role = APP_ROLE): string {
   return url.toString();
 }
 
-export async function withAdmin<T>(work: (client: pg.Client) => Promise<T>, database = 'postgres'): Promise<T> {
+export async function withAdmin<T>(work: (client: Client) => Promise<T>, database = 'postgres'): Promise<T> {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${database}`;
-  const client = new pg.Client({ connectionString: url.toString() });
+  const client = new Client({ connectionString: url.toString() });
   await client.connect();
   try {
     return await work(client);

@@ -1,0 +1,31 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../app/config.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('configuration', () => {
+  it('applies defaults and converts types', () => {
+    const config = loadConfig({ NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(32), PORT: '8080', SEED_DEMO: 'false' });
+    expect(config).toMatchObject({ port: 8080, seedDemo: false, baseDomain: 'localhost', accessTokenTtlSeconds: 900, databaseUrl: undefined });
+  });
+
+  it('names the variable that is wrong', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x', SECRET_KEY: 'k'.repeat(32) })).toThrow(/DATABASE_URL/);
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRET_KEY/);
+  });
+
+  it('stops the server start with that message and a non-zero exit', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, ACCESS_TOKEN_TTL_SECONDS: '5' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('Invalid environment variable ACCESS_TOKEN_TTL_SECONDS');
+  });
+});

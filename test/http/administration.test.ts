@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiClient } from '../support/http-client.ts';
+import { createOperator, createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+type One<T = Record<string, unknown>> = { data: T };
+
+let server: TestServer;
+let acme: SiteFixture;
+let operator: ApiClient;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  acme = await createSiteFixture(server, 'acme');
+  const credentials = await createOperator(server);
+  const session = await signIn(server.client(null), credentials.email, credentials.password);
+  operator = server.client(null).as({ accessToken: session.access_token });
+});
+afterAll(() => server.close());
+
+describe('organizations and sites (platform operator)', () => {
+  it('creates an organization and a site that then serves its own host', async () => {
+    const org = await operator.post<One<{ id: string }>>('/api/organization', { name: 'Initech', email: 'ops@initech.example' });
+    expect(org.status).toBe(201);
+    const site = await operator.post<One<{ id: string; unit_system: string; currency: string }>>('/api/site', {
+      name: 'Initech Paris', organization_id: org.body.data.id, subdomain: 'initech', timezone: 'Europe/Paris', currency: 'EUR', unit_system: 'imperial',
+    });
+    expect(site.status).toBe(201);
+    expect(site.body.data).toMatchObject({ unit_system: 'imperial', currency: 'EUR' });
+    const admin = await operator.post<One<{ id: string }>>('/api/user', { email: 'boss@initech.example', password: 'initech-boss', role: 'admin', site_id: site.body.data.id });
+    expect(admin.status).toBe(201);
+    const session = await signIn(server.client('initech'), 'boss@initech.example', 'initech-boss');
+    const me = await server.client('initech').as({ accessToken: session.access_token }).get<One<{ site: { id: string } }>>('/api/auth/me');
+    expect(me.body.data.site.id).toBe(site.body.data.id);
+    const found = await operator.get<{ data: unknown[] }>(`/api/site/search?organization_id=${org.body.data.id}`);
+    expect(found.body.data).toHaveLength(1);
+  });
+
+  it('refuses a taken or reserved subdomain and an unknown time zone', async () => {
+    const base = { name: 'x', organization_id: acme.site.organizationId };
+    expect((await operator.post('/api/site', { ...base, subdomain: 'acme' })).body).toMatchObject({ code: 'SUBDOMAIN_TAKEN' });
+    expect((await operator.post('/api/site', { ...base, subdomain: 'www' })).body).toMatchObject({ code: 'RESERVED_SUBDOMAIN' });
+    expect((await operator.post('/api/site', { ...base, subdomain: 'fresh', timezone: 'Mars/Olympus' })).body).toMatchObject({ code: 'INVALID_TIMEZONE' });
+    expect((await operator.post('/api/site', { ...base, subdomain: 'Bad_Label' })).status).toBe(400);
+  });
+
+  it('lets a site admin edit their site but not its subdomain, and serves organization management on the platform host only', async () => {
+    const edited = await acme.as.admin.put<One<{ name: string }>>('/api/site', { id: acme.site.id, name: 'Acme Couriers' });
+    expect(edited.body.data.name).toBe('Acme Couriers');
+    expect((await acme.as.admin.put('/api/site', { id: acme.site.id, subdomain: 'acme2' })).body).toMatchObject({ code: 'FORBIDDEN_FIELD' });
+    expect((await acme.as.admin.post('/api/organization', { name: 'nope' })).body).toMatchObject({ code: 'PLATFORM_HOST_REQUIRED' });
+    expect((await acme.as.dispatcher.put('/api/site', { id: acme.site.id, name: 'x' })).status).toBe(403);
+  });
+
+  it('switches a deactivated site off at once', async () => {
+    const org = await operator.post<One<{ id: string }>>('/api/organization', { name: 'Shortlived' });
+    const site = await operator.post<One<{ id: string }>>('/api/site', { name: 's', organization_id: org.body.data.id, subdomain: 'shortlived' });
+    const fixtureKey = await createSiteFixture(server, 'other');
+    expect((await fixtureKey.as.admin.get('/api/auth/me')).status).toBe(200);
+    await operator.put('/api/site', { id: site.body.data.id, is_active: false });
+    expect((await server.client('shortlived').post('/api/auth/signin', { email: 'a@b.c', password: 'x' })).body).toMatchObject({ code: 'SITE_INACTIVE' });
+  });
+});
+
+describe('API keys', () => {
+  it('acts with its role and stops working the moment it is revoked', async () => {
+    const created = await acme.as.admin.post<One<{ id: string; api_key: string }>>('/api/application', { name: 'integration', role: 'dispatcher' });
+    const key = server.client('acme').as({ apiKey: created.body.data.api_key });
+    const me = await key.get<One<{ active_profile: { role: string }; user: { is_service_account: boolean } }>>('/api/auth/me');
+    expect(me.body.data.active_profile.role).toBe('dispatcher');
+    expect(me.body.data.user.is_service_account).toBe(true);
+    expect((await key.get('/api/audit/search')).status).toBe(403);
+    await acme.as.admin.put('/api/application', { id: created.body.data.id, role: 'admin' });
+    expect((await key.get('/api/audit/search')).status).toBe(200);
+    await acme.as.admin.put('/api/application', { id: created.body.data.id, is_active: false });
+    expect((await key.get('/api/auth/me')).status).toBe(401);
+  });
+});
+
+describe('users on a site', () => {
+  it("deactivating a user's profile on a site ends their sessions there", async () => {
+    const session = await signIn(server.client('acme'), acme.users.customer.email, acme.users.customer.password);
+    const client = server.client('acme').as({ accessToken: session.access_token });
+    expect((await client.get('/api/auth/me')).status).toBe(200);
+    await acme.as.admin.put('/api/user', { id: acme.users.customer.id, is_active: false });
+    expect((await client.get('/api/auth/me')).status).toBe(401);
+    expect((await server.client('acme').post('/api/auth/signin', { email: acme.users.customer.email, password: acme.users.customer.password })).status).toBe(401);
+  });
+
+  it('refuses an email that is taken', async () => {
+    const response = await acme.as.admin.post('/api/user', { email: acme.users.driver.email.toUpperCase(), role: 'driver' });
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ code: 'EMAIL_TAKEN' });
+  });
+});
