@@ -16,6 +16,11 @@ export const ID_PREFIXES = {
   ticket: 'tkt',
   mail: 'mail',
   audit: 'aud',
+  workflow: 'wfl',
+  workflowState: 'wfs',
+  job: 'job',
+  stop: 'stp',
+  outbox: 'obx',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

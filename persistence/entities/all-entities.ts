@@ -4,6 +4,7 @@ import { ApplicationSchema } from './application.entity.ts';
 import { AuditRecordSchema } from './audit-record.entity.ts';
 import { AuthTicketSchema } from './auth-ticket.entity.ts';
 import { MailMessageSchema } from './mail-message.entity.ts';
+import { OutboxMessageSchema } from './outbox-message.entity.ts';
 import { OrganizationSchema } from './organization.entity.ts';
 import { RefreshTokenSchema } from './refresh-token.entity.ts';
 import { SiteSchema } from './site.entity.ts';
@@ -23,4 +24,5 @@ export const ALL_ENTITIES = [
   AuthTicketSchema,
   MailMessageSchema,
   AuditRecordSchema,
+  OutboxMessageSchema,
 ];

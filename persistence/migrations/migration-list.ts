@@ -1,5 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Foundation0001 } from './0001-foundation.ts';
+import { Engine0002 } from './0002-engine.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
-export const MIGRATIONS: MigrationObject[] = [{ name: '0001-foundation', class: Foundation0001 }];
+export const MIGRATIONS: MigrationObject[] = [
+  { name: '0001-foundation', class: Foundation0001 },
+  { name: '0002-engine', class: Engine0002 },
+];

@@ -1,0 +1,26 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { siteFilter } from './columns.ts';
+
+/**
+ * A domain event written in the same transaction as the change that caused it (the transactional outbox).
+ * The table's `seq` column (bigserial, not mapped here) orders rows by insertion; the relay moves unrelayed rows to the durable queue and stamps
+ * `relayedAt`, so a crash after commit loses nothing and a crash before commit emits nothing.
+ */
+export const OutboxMessageSchema = defineEntity({
+  name: 'OutboxMessage',
+  tableName: 'outbox',
+  filters: siteFilter,
+  properties: {
+    id: p.string().primary(),
+    siteId: p.string(),
+    event: p.string(),
+    entityType: p.string(),
+    entityId: p.string(),
+    entityVersion: p.integer().nullable(),
+    payload: p.json<{ event: string; timestamp: string; data: Record<string, unknown> }>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    relayedAt: p.datetime().nullable(),
+  },
+});
+
+export type OutboxMessage = InferEntity<typeof OutboxMessageSchema>;
