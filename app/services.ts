@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { systemClock, type Clock } from '../engine/clock.ts';
+import { createEngine, type Engine } from '../engine/engine.ts';
 import { CredentialCache } from '../http/auth/credential-cache.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { SiteDirectory } from '../http/tenancy.ts';
@@ -18,6 +19,8 @@ export type Services = {
   rateLimiter: RateLimiter;
   credentials: CredentialCache;
   sites: SiteDirectory;
+  /** The command path for jobs, stops and routes. */
+  engine: Engine;
   close(): Promise<void>;
 };
 
@@ -36,16 +39,21 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableAutoPipelining: true }) : null;
   const subscriber = redis ? redis.duplicate() : null;
+  const clock = overrides.clock ?? systemClock;
+  const engine = createEngine({ orm: db.orm, clock });
+  engine.start();
   return {
     config,
     db,
     logger,
     redis,
-    clock: overrides.clock ?? systemClock,
+    clock,
+    engine,
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
     credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
     sites: new SiteDirectory(db.orm),
     async close() {
+      engine.stop();
       await db.close();
       subscriber?.disconnect();
       redis?.disconnect();

@@ -8,6 +8,8 @@ export class DomainError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+    /** Machine-readable facts about the failure (e.g. the current state and the allowed moves). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }

@@ -12,17 +12,18 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details: { description?: string; fields?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly details: { description?: string; fields?: FieldError[]; headers?: Record<string, string>; data?: Record<string, unknown> } = {},
   ) {
     super(message);
   }
 
-  toBody(): { error: string; code: string; description?: string; fields?: FieldError[] } {
+  toBody(): { error: string; code: string; description?: string; fields?: FieldError[]; details?: Record<string, unknown> } {
     return {
       error: this.message,
       code: this.code,
       ...(this.details.description ? { description: this.details.description } : {}),
       ...(this.details.fields ? { fields: this.details.fields } : {}),
+      ...(this.details.data ? { details: this.details.data } : {}),
     };
   }
 
@@ -69,7 +70,10 @@ export class ApiError extends Error {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
-    return new ApiError(error.status, error.code, error.message, error.field ? { fields: [{ field: error.field, message: error.message }] } : {});
+    return new ApiError(error.status, error.code, error.message, {
+      ...(error.field ? { fields: [{ field: error.field, message: error.message }] } : {}),
+      ...(error.details ? { data: error.details } : {}),
+    });
   }
   if (isUniqueViolation(error)) return ApiError.conflict('ALREADY_EXISTS', 'A record with the same unique value exists');
   return new ApiError(500, 'INTERNAL_ERROR', 'Internal server error');

@@ -21,7 +21,20 @@ export const PERMISSIONS = {
   'address.write': ['platform', 'admin', 'dispatcher', 'customer'],
   'address.search': ['platform', 'admin', 'dispatcher'],
   'audit.read': ['platform', 'admin'],
+  // Everyone on a site reads the catalog (customers pick a service type and options when they book);
+  // dispatchers run it day to day, so they may change it as well as admins.
+  'catalog.read': ['admin', 'dispatcher', 'driver', 'customer'],
+  'catalog.manage': ['admin', 'dispatcher'],
+  'customer.read': ['admin', 'dispatcher'],
   'mailbox.read': ['platform'],
+  'workflow.read': ['admin', 'dispatcher', 'driver'],
+  'workflow.manage': ['admin'],
+  'job.read': ['admin', 'dispatcher', 'driver', 'customer'],
+  'job.create': ['admin', 'dispatcher', 'customer'],
+  'job.update': ['admin', 'dispatcher', 'customer'],
+  'job.state': ['admin', 'dispatcher', 'driver', 'customer'],
+  'job.bulk': ['admin', 'dispatcher'],
+  'stop.update': ['admin', 'dispatcher'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -51,3 +51,12 @@ export class SiteDirectory {
     return site;
   }
 }
+
+/**
+ * The Host's site, for operations declared `host: 'site'`: the pipeline refuses those on the platform host before
+ * the handler runs, so a null here is a wiring bug, not a client error.
+ */
+export function requireSite<S extends { id: string }>(site: S | null): S {
+  if (!site) throw new Error('a site operation ran without a site host');
+  return site;
+}

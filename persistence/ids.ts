@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   job: 'job',
   stop: 'stp',
   outbox: 'obx',
+  serviceType: 'svt',
+  option: 'opt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

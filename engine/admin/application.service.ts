@@ -32,7 +32,7 @@ export async function createApplication(
   const id = newId('application');
   const serviceUser = em.create(UserSchema, {
     id: newId('user'),
-    email: `${id}@service-account.invalid`,
+    email: `${id.toLowerCase()}@service-account.invalid`,
     passwordHash: null,
     displayName: `${input.name} (API key)`,
     organizationId: site.organizationId,

@@ -3,7 +3,9 @@ import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { OrganizationSchema } from '../../persistence/entities/organization.entity.ts';
 import { SiteSchema, type Site } from '../../persistence/entities/site.entity.ts';
 import { newId } from '../../persistence/ids.ts';
+import { switchTenant } from '../../persistence/tenant-scope.ts';
 import { DomainError } from '../domain-error.ts';
+import { createDefaultWorkflows } from '../workflow/workflow.service.ts';
 import { applyPatch, auditSnapshot, containsPattern } from './patch.ts';
 
 /** Labels that name platform infrastructure, never a tenant. */
@@ -71,6 +73,9 @@ export async function createSite(em: EntityManager, actor: AuditActor, input: Si
     isActive: true,
   });
   recordAudit(em, actor, { siteId: null, action: 'create', entityType: 'Site', entityId: site.id, before: null, after: auditSnapshot(site) });
+  await em.flush();
+  await switchTenant(em, { siteId: site.id, platform: true });
+  await createDefaultWorkflows(em, site.id, actor);
   await em.flush();
   return site;
 }

@@ -1,10 +1,17 @@
 import type { Operation } from '../operation.ts';
+import { jobOperations } from './job.operations.ts';
+import { jobStateOperations } from './job-state.operations.ts';
+import { stopOperations } from './stop.operations.ts';
+import { workflowOperations } from './workflow.operations.ts';
 import { addressOperations } from './address.operations.ts';
 import { applicationOperations } from './application.operations.ts';
 import { auditOperations } from './audit.operations.ts';
 import { authOperations } from './auth.operations.ts';
+import { customerOperations } from './customer.operations.ts';
 import { mailboxOperations } from './mailbox.operations.ts';
+import { optionOperations } from './option.operations.ts';
 import { organizationOperations } from './organization.operations.ts';
+import { serviceTypeOperations } from './service-type.operations.ts';
 import { siteOperations } from './site.operations.ts';
 import { userOperations } from './user.operations.ts';
 
@@ -16,6 +23,13 @@ export const ALL_OPERATIONS: Operation[] = [
   ...userOperations,
   ...applicationOperations,
   ...addressOperations,
+  ...customerOperations,
+  ...serviceTypeOperations,
+  ...optionOperations,
   ...auditOperations,
   ...mailboxOperations,
+  ...workflowOperations,
+  ...jobOperations,
+  ...jobStateOperations,
+  ...stopOperations,
 ];

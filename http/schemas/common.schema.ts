@@ -7,6 +7,7 @@ export const ErrorBody = Type.Object(
     code: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE error code' }),
     description: Type.Optional(Type.String()),
     fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'machine-readable facts, e.g. allowed moves' })),
   },
   { $id: 'Error', additionalProperties: false },
 );

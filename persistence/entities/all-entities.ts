@@ -4,9 +4,14 @@ import { ApplicationSchema } from './application.entity.ts';
 import { AuditRecordSchema } from './audit-record.entity.ts';
 import { AuthTicketSchema } from './auth-ticket.entity.ts';
 import { MailMessageSchema } from './mail-message.entity.ts';
+import { OptionSchema } from './option.entity.ts';
+import { JobSchema } from './job.entity.ts';
+import { StopSchema } from './stop.entity.ts';
+import { WorkflowSchema } from './workflow.entity.ts';
 import { OutboxMessageSchema } from './outbox-message.entity.ts';
 import { OrganizationSchema } from './organization.entity.ts';
 import { RefreshTokenSchema } from './refresh-token.entity.ts';
+import { ServiceTypeSchema } from './service-type.entity.ts';
 import { SiteSchema } from './site.entity.ts';
 import { UserProfileSchema } from './user-profile.entity.ts';
 import { UserSchema } from './user.entity.ts';
@@ -25,4 +30,9 @@ export const ALL_ENTITIES = [
   MailMessageSchema,
   AuditRecordSchema,
   OutboxMessageSchema,
+  ServiceTypeSchema,
+  OptionSchema,
+  WorkflowSchema,
+  JobSchema,
+  StopSchema,
 ];

@@ -17,7 +17,7 @@ create unique index workflow_current_idx on workflow (site_id, entity_type) wher
 create table job (
   id text primary key, site_id text not null references site(id) deferrable initially deferred,
   workflow_id text not null references workflow(id) deferrable initially deferred, workflow_state_id text not null,
-  phase text not null, version integer not null, snapshot jsonb not null,
+  phase text not null, version integer not null default 1, snapshot jsonb not null,
   customer_user_id text references app_user(id) deferrable initially deferred, service_type_id text,
   option_ids jsonb not null, estimate_id text, driver_user_id text, route_id text, customer_notes text,
   driver_notes text, internal_notes text, payment_method text, zone_override boolean not null default false,
@@ -32,7 +32,7 @@ create table stop (
   id text primary key, site_id text not null references site(id) deferrable initially deferred,
   job_id text not null references job(id) deferrable initially deferred,
   workflow_id text not null references workflow(id) deferrable initially deferred, workflow_state_id text not null,
-  phase text not null, version integer not null, snapshot jsonb not null, type text not null,
+  phase text not null, version integer not null default 1, snapshot jsonb not null, type text not null,
   sort_order integer not null, address_id text not null references address(id) deferrable initially deferred,
   complete_after timestamptz, complete_before timestamptz, contact_name text, contact_phone text,
   contact_phone_country text, customer_notes text, driver_notes text, internal_notes text, cancellation_notes text,

@@ -7,6 +7,8 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     for (const module of modules) {
+      // A file that failed outside its tests (an import, a beforeAll) fails the run even if no test ran.
+      if (module.state() === 'failed' && [...module.children.allTests()].every((t) => t.result().state !== 'failed')) failed += 1;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;

@@ -1,0 +1,94 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
+import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { auditSnapshot, containsPattern } from '../admin/patch.ts';
+import { createUser } from '../admin/user.service.ts';
+import { DomainError } from '../domain-error.ts';
+
+/** How a job names its customer: an existing customer's user id, or contact details to find or create one. */
+export type CustomerInput = {
+  customer_user_id?: string;
+  email?: string;
+  first_name?: string;
+  last_name?: string;
+  phone?: string;
+  phone_country?: string;
+};
+
+/**
+ * Resolves a job's customer on a site. `customer_user_id` wins over `email` and must be an active customer of the
+ * site. By email: an existing user is reused (given a customer profile on this site if they have none) and their
+ * account is left as it is, since users are shared between sites and a job on one site must not rename a person
+ * on another; an unknown email becomes a new user with a customer profile. Writes are audited and flushed.
+ * @returns the customer's user
+ * @throws DomainError 404 NOT_FOUND (field `customer_user_id`) for an id that is not an active customer here;
+ *   409 CUSTOMER_INACTIVE / EMAIL_TAKEN (field `customer_email`) for a deactivated customer or user, or an API
+ *   key's service account; 400 CUSTOMER_REQUIRED when neither an id nor an email is given, 400 INVALID_EMAIL
+ *   (field `customer_email`) for an address on the reserved .invalid domain
+ */
+export async function findOrCreateCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: CustomerInput): Promise<User> {
+  if (input.customer_user_id) return activeCustomer(em, siteId, input.customer_user_id);
+  if (!input.email) {
+    throw DomainError.invalid('CUSTOMER_REQUIRED', 'customer_user_id or customer_email is required', 'customer_user_id');
+  }
+  const email = input.email.toLowerCase();
+  // API keys' service accounts live on the reserved .invalid TLD (RFC 2606) and no real person can, so it is
+  // refused outright (service-account emails keep upper-case ULIDs, which a lower-cased lookup would miss).
+  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'customer_email');
+  const existing = await em.findOne(UserSchema, { email });
+  if (!existing) {
+    const view = await createUser(em, actor, { siteId }, {
+      email,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      phone: input.phone,
+      phone_country: input.phone_country,
+      role: 'customer',
+    });
+    return view.user;
+  }
+  if (existing.isServiceAccount) {
+    throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key and cannot be a customer`, 'customer_email');
+  }
+  const profile = await em.findOne(UserProfileSchema, { siteId, userId: existing.id, role: 'customer' });
+  if (!existing.isActive || (profile && !profile.isActive)) {
+    throw new DomainError(409, 'CUSTOMER_INACTIVE', `The customer ${email} is deactivated`, 'customer_email');
+  }
+  if (!profile) {
+    const created = em.create(UserProfileSchema, { id: newId('profile'), siteId, userId: existing.id, role: 'customer', isActive: true });
+    recordAudit(em, actor, { siteId, action: 'create', entityType: 'UserProfile', entityId: created.id, before: null, after: auditSnapshot(created) });
+    await em.flush();
+  }
+  return existing;
+}
+
+/**
+ * The site's customers for pickers: active users with an active customer profile here, API keys' service accounts
+ * excluded. `q` matches email, names and phone.
+ */
+export async function searchCustomers(
+  em: EntityManager,
+  siteId: string,
+  filter: { q?: string },
+  page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
+): Promise<[User[], number]> {
+  const profiles = em
+    .createQueryBuilder(UserProfileSchema, 'p')
+    .select('p.user_id')
+    .where({ siteId, role: 'customer', isActive: true });
+  const where: Record<string, unknown> = { id: { $in: profiles.getKnexQuery() }, isActive: true, isServiceAccount: false };
+  if (filter.q) {
+    const pattern = containsPattern(filter.q);
+    where.$or = ['email', 'firstName', 'lastName', 'phone'].map((field) => ({ [field]: { $ilike: pattern } }));
+  }
+  return em.findAndCount(UserSchema, where, page);
+}
+
+async function activeCustomer(em: EntityManager, siteId: string, userId: string): Promise<User> {
+  const user = await em.findOne(UserSchema, { id: userId, isActive: true, isServiceAccount: false });
+  const profile = user ? await em.findOne(UserProfileSchema, { siteId, userId, role: 'customer', isActive: true }) : null;
+  if (!user || !profile) throw new DomainError(404, 'NOT_FOUND', `Customer ${userId} not found`, 'customer_user_id');
+  return user;
+}

@@ -1,0 +1,73 @@
+import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
+import { StopSchema } from '../../persistence/entities/stop.entity.ts';
+import { DomainError } from '../domain-error.ts';
+import { applyTransition, type Applied, type CommandScope, type TransitionRequest } from './apply-transition.ts';
+
+const TERMINAL = new Set(['completed', 'cancelled']);
+
+/**
+ * The parent/child rules (DESIGN §2), applied in the same transaction as the command that triggered them, acting
+ * as the system on behalf of the caller:
+ * - a job cancelled cancels its open stops; a job returned to unassigned leaves its route and driver, and its
+ *   assigned stops return too; a job dispatched dispatches its pending stops;
+ * - a stop started starts its job; when every stop of a job is terminal the job completes (or is cancelled when no
+ *   stop was completed).
+ */
+export async function applyCascades(scope: CommandScope, applied: Applied, notes: { cancellationNotes?: string }): Promise<void> {
+  const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
+  if (applied.kind === 'job') {
+    const job = applied.entity as Job;
+    if (applied.to.phase === 'cancelled') await eachStop(system, job.id, (phase) => !TERMINAL.has(phase), { kind: 'phase', event: 'cancel' }, notes);
+    if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
+      job.driverUserId = null;
+      job.routeId = null;
+      await system.em.flush();
+      await eachStop(system, job.id, (phase) => phase === 'assigned' || phase === 'in_progress', { kind: 'phase', event: 'return' });
+    }
+    if (applied.to.phase === 'assigned' && applied.from.phase === 'unassigned') {
+      await eachStop(system, job.id, (phase) => phase === 'unassigned', { kind: 'phase', event: 'dispatch' });
+    }
+    return;
+  }
+  const jobId = (applied.entity as { jobId: string }).jobId;
+  if (applied.to.phase === 'in_progress') await attempt(system, jobId, { kind: 'phase', event: 'start' });
+  if (TERMINAL.has(applied.to.phase) && applied.from.phase !== applied.to.phase) {
+    const stops = await system.em.find(StopSchema, { jobId });
+    if (stops.every((s) => TERMINAL.has(s.phase))) {
+      const job = await system.em.findOne(JobSchema, { id: jobId });
+      if (job && !TERMINAL.has(job.phase)) {
+        const anyDone = stops.some((s) => s.phase === 'completed');
+        if (anyDone && job.phase === 'assigned') await attempt(system, jobId, { kind: 'phase', event: 'start' });
+        await attempt(system, jobId, { kind: 'phase', event: anyDone ? 'complete' : 'cancel' });
+      }
+    }
+  }
+}
+
+async function eachStop(
+  scope: CommandScope,
+  jobId: string,
+  matches: (phase: string) => boolean,
+  request: TransitionRequest,
+  notes: { cancellationNotes?: string } = {},
+): Promise<void> {
+  const stops = await scope.em.find(StopSchema, { jobId }, { orderBy: { sortOrder: 'asc' } });
+  for (const stop of stops) {
+    if (matches(stop.phase)) await tryApply(scope, 'stop', stop.id, request, notes);
+  }
+}
+
+/** A rule's move is made only when the site's workflow allows it; otherwise the rule simply does not apply. */
+async function attempt(scope: CommandScope, jobId: string, request: TransitionRequest): Promise<void> {
+  const applied = await tryApply(scope, 'job', jobId, request, {});
+  if (applied) await applyCascades(scope, applied, {});
+}
+
+async function tryApply(scope: CommandScope, kind: 'job' | 'stop', id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Applied | null> {
+  try {
+    return await applyTransition(scope, kind, id, request, notes);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'INVALID_TRANSITION') return null;
+    throw error;
+  }
+}

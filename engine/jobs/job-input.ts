@@ -1,0 +1,78 @@
+import type { ActingRole } from '../../machines/entity-machine.ts';
+
+/** Most stops a job may have (the spec leaves it open; a route of 200 stops is already a long day). */
+export const MAX_STOPS_PER_JOB = 200;
+/** Most ids one bulk request may name. */
+export const MAX_BULK_IDS = 500;
+
+export type StopInput = {
+  type: string;
+  order?: number;
+  address_id?: string;
+  street_address?: string;
+  street_address2?: string;
+  city?: string;
+  state?: string;
+  postal_code?: string;
+  country?: string;
+  point?: { lat: number; lng: number };
+  complete_after?: string;
+  complete_before?: string;
+  contact_name?: string;
+  contact_phone?: string;
+  contact_phone_country?: string;
+  customer_notes?: string;
+  driver_notes?: string;
+  internal_notes?: string;
+};
+
+export type JobInput = {
+  customer_user_id?: string;
+  customer_first_name?: string;
+  customer_last_name?: string;
+  customer_email?: string;
+  customer_phone?: string;
+  customer_phone_country?: string;
+  service_type_id?: string;
+  estimate_id?: string;
+  driver_user_id?: string;
+  option_ids?: string[];
+  customer_notes?: string;
+  driver_notes?: string;
+  internal_notes?: string;
+  payment_method?: string;
+  override_zone_restriction?: boolean;
+  stops: StopInput[];
+};
+
+/** A stop's editable details; for nullable ones `null` clears. */
+export type StopUpdate = {
+  id: string;
+  type?: string;
+  address_id?: string;
+  complete_after?: string | null;
+  complete_before?: string | null;
+  contact_name?: string | null;
+  contact_phone?: string | null;
+  contact_phone_country?: string | null;
+  customer_notes?: string | null;
+  driver_notes?: string | null;
+  internal_notes?: string | null;
+};
+
+export type JobUpdate = {
+  customer_user_id?: string;
+  customer_notes?: string | null;
+  driver_notes?: string | null;
+  internal_notes?: string | null;
+  payment_method?: string | null;
+  option_ids?: string[];
+  stops?: StopUpdate[];
+};
+
+/** Who is acting on jobs, and what that limits: customers see and create only their own jobs, drivers see theirs. */
+export type JobActor = { userId: string | null; applicationId: string | null; requestId: string | null; role: ActingRole };
+
+export function isStaff(role: ActingRole): boolean {
+  return role === 'admin' || role === 'dispatcher' || role === 'system';
+}

@@ -1,0 +1,77 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { buildEntityMachine } from '../../machines/entity-machine.ts';
+import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
+import type { Workflow } from '../../machines/workflow.schema.ts';
+import type { AuditActor } from '../../persistence/audit.ts';
+import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { createAddress } from '../admin/address.service.ts';
+import { DomainError } from '../domain-error.ts';
+import type { StopInput } from './job-input.ts';
+
+/**
+ * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
+ * inline address with a point; a time window must end after it starts; orders must be distinct.
+ * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address
+ */
+export async function validateStops(em: EntityManager, stops: StopInput[]): Promise<void> {
+  const orders = new Set<number>();
+  for (const [index, stop] of stops.entries()) {
+    const field = (name: string) => `stops.${index}.${name}`;
+    if (stop.address_id) {
+      if (!(await em.findOne(AddressSchema, { id: stop.address_id }))) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
+    } else if (!stop.point) {
+      throw DomainError.invalid('STOP_LOCATION_REQUIRED', `Stop ${index} needs an address_id or an inline address with a point`, field('point'));
+    }
+    if (stop.complete_after && stop.complete_before && Date.parse(stop.complete_before) <= Date.parse(stop.complete_after)) {
+      throw DomainError.invalid('INVALID_TIME_WINDOW', `Stop ${index}'s time window ends before it starts`, field('complete_before'));
+    }
+    const order = stop.order ?? index;
+    if (orders.has(order)) throw DomainError.invalid('DUPLICATE_STOP_ORDER', `Two stops have order ${order}`, field('order'));
+    orders.add(order);
+  }
+}
+
+/** Creates a job's stops in their initial workflow state, ordered by `order` (else by position). */
+export async function createStops(
+  em: EntityManager,
+  actor: AuditActor,
+  siteId: string,
+  jobId: string,
+  workflow: Workflow,
+  inputs: StopInput[],
+): Promise<Stop[]> {
+  const machine = buildEntityMachine(workflow);
+  const snapshot = initialSnapshot(machine);
+  const initial = workflow.states.find((s) => s.is_initial)!;
+  const ordered = inputs.map((input, index) => ({ input, order: input.order ?? index })).sort((a, b) => a.order - b.order);
+  const stops: Stop[] = [];
+  for (const [position, { input }] of ordered.entries()) {
+    const addressId = input.address_id ?? (await createAddress(em, actor, siteId, input)).id;
+    stops.push(
+      em.create(StopSchema, {
+        id: newId('stop'),
+        siteId,
+        jobId,
+        workflowId: workflow.id,
+        workflowStateId: initial.id,
+        phase: initial.phase,
+        version: 1,
+        snapshot: persistSnapshot(snapshot),
+        type: input.type,
+        sortOrder: position,
+        addressId,
+        completeAfter: input.complete_after ? new Date(input.complete_after) : null,
+        completeBefore: input.complete_before ? new Date(input.complete_before) : null,
+        contactName: input.contact_name ?? null,
+        contactPhone: input.contact_phone ?? null,
+        contactPhoneCountry: input.contact_phone_country ?? null,
+        customerNotes: input.customer_notes ?? null,
+        driverNotes: input.driver_notes ?? null,
+        internalNotes: input.internal_notes ?? null,
+      }),
+    );
+  }
+  return stops;
+}

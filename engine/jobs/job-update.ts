@@ -1,0 +1,70 @@
+import { recordAudit } from '../../persistence/audit.ts';
+import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import { StopSchema } from '../../persistence/entities/stop.entity.ts';
+import { applyPatch } from '../admin/patch.ts';
+import { assertOptions } from '../catalog/option.service.ts';
+import { findOrCreateCustomer } from '../catalog/customer.service.ts';
+import type { CommandScope } from '../commands/apply-transition.ts';
+import { DomainError } from '../domain-error.ts';
+import { findVisibleJob, jobDetail } from './job-detail.ts';
+import { isStaff, type JobUpdate, type StopUpdate } from './job-input.ts';
+import { assertOpen } from './job.service.ts';
+import type { JobData } from './job-view.ts';
+
+const JOB_FIELDS = { customer_notes: 'customerNotes', driver_notes: 'driverNotes', internal_notes: 'internalNotes', payment_method: 'paymentMethod' } as const;
+const STOP_FIELDS = {
+  type: 'type',
+  address_id: 'addressId',
+  contact_name: 'contactName',
+  contact_phone: 'contactPhone',
+  contact_phone_country: 'contactPhoneCountry',
+  customer_notes: 'customerNotes',
+  driver_notes: 'driverNotes',
+  internal_notes: 'internalNotes',
+} as const;
+
+/**
+ * Edits a job's details and its stops' details (three-state: a value sets, omitted keeps, null clears). State never
+ * changes here: that is the command path's. Every write bumps the optimistic version.
+ * @throws DomainError 404, 409 JOB_CLOSED / STOP_CLOSED, 400 naming the field
+ */
+export async function updateJob(scope: CommandScope, id: string, patch: JobUpdate): Promise<JobData> {
+  const { em, siteId, actor } = scope;
+  const job = await findVisibleJob(em, actor, id);
+  assertOpen(job);
+  if (!isStaff(actor.role) && (patch.internal_notes !== undefined || patch.customer_user_id !== undefined)) {
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff change the customer or internal notes', 'internal_notes');
+  }
+  const before = await jobDetail(em, { ...actor, role: 'system' }, job);
+  applyPatch(job, patch, JOB_FIELDS);
+  if (patch.option_ids !== undefined) {
+    await assertOptions(em, patch.option_ids);
+    job.optionIds = patch.option_ids;
+  }
+  if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;
+  for (const [index, stopPatch] of (patch.stops ?? []).entries()) await updateStopFields(scope, job.id, stopPatch, `stops.${index}`);
+  job.updatedAt = scope.clock.now();
+  await em.flush();
+  const after = await jobDetail(em, { ...actor, role: 'system' }, job);
+  recordAudit(em, actor, { siteId, action: 'update', entityType: 'Job', entityId: job.id, before, after });
+  await em.flush();
+  return isStaff(actor.role) ? after : jobDetail(em, actor, job);
+}
+
+/** Edits one stop's details (not its state or order). `jobId` given: the stop must belong to that job. */
+export async function updateStopFields(scope: CommandScope, jobId: string | null, patch: StopUpdate, field = 'id'): Promise<void> {
+  const { em, actor } = scope;
+  const stop = await em.findOne(StopSchema, { id: patch.id, ...(jobId ? { jobId } : {}) });
+  if (!stop) throw new DomainError(404, 'NOT_FOUND', `Stop ${patch.id} not found on this job`, `${field}.id`);
+  if (stop.phase === 'completed' || stop.phase === 'cancelled') throw DomainError.conflict('STOP_CLOSED', `Stop ${stop.id} is ${stop.phase}`);
+  if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', `${field}.internal_notes`);
+  if (patch.address_id && !(await em.findOne(AddressSchema, { id: patch.address_id }))) {
+    throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, `${field}.address_id`);
+  }
+  applyPatch(stop, patch, STOP_FIELDS);
+  if (patch.complete_after !== undefined) stop.completeAfter = patch.complete_after ? new Date(patch.complete_after) : null;
+  if (patch.complete_before !== undefined) stop.completeBefore = patch.complete_before ? new Date(patch.complete_before) : null;
+  if (stop.completeAfter && stop.completeBefore && stop.completeBefore <= stop.completeAfter) {
+    throw DomainError.invalid('INVALID_TIME_WINDOW', `Stop ${stop.id}'s time window ends before it starts`, `${field}.complete_before`);
+  }
+}

@@ -1,0 +1,92 @@
+import type { Workflow } from '../../machines/workflow.schema.ts';
+import type { Address } from '../../persistence/entities/address.entity.ts';
+import type { Job } from '../../persistence/entities/job.entity.ts';
+import type { Stop } from '../../persistence/entities/stop.entity.ts';
+
+/** A workflow state as shown with an entity. */
+export type StateView = { id: string; key: string; name: string; phase: string };
+
+function stateView(workflow: Workflow, stateId: string): StateView {
+  const state = workflow.states.find((s) => s.id === stateId);
+  return state ? { id: state.id, key: state.key, name: state.name, phase: state.phase } : { id: stateId, key: 'unknown', name: 'unknown', phase: 'unknown' };
+}
+
+const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
+
+/**
+ * A stop as the API and the events show it (snake_case, RFC 3339). The address is embedded when known.
+ * Internal notes are for staff: pass `forStaff: false` to leave them out.
+ */
+export function toStopData(stop: Stop, workflow: Workflow, address: Address | null, forStaff = true) {
+  return {
+    id: stop.id,
+    job_id: stop.jobId,
+    order: stop.sortOrder,
+    type: stop.type,
+    workflow_state_id: stop.workflowStateId,
+    workflow_state: stateView(workflow, stop.workflowStateId),
+    phase: stop.phase,
+    version: stop.version,
+    address_id: stop.addressId,
+    address: address ? toEmbeddedAddress(address) : null,
+    complete_after: iso(stop.completeAfter),
+    complete_before: iso(stop.completeBefore),
+    contact_name: stop.contactName ?? null,
+    contact_phone: stop.contactPhone ?? null,
+    contact_phone_country: stop.contactPhoneCountry ?? null,
+    customer_notes: stop.customerNotes ?? null,
+    driver_notes: stop.driverNotes ?? null,
+    ...(forStaff ? { internal_notes: stop.internalNotes ?? null } : {}),
+    cancellation_notes: stop.cancellationNotes ?? null,
+    completed_at: iso(stop.completedAt),
+    created_at: stop.createdAt.toISOString(),
+    updated_at: stop.updatedAt.toISOString(),
+  };
+}
+
+export type StopData = ReturnType<typeof toStopData>;
+
+/** A job as the API and the events show it; `stops` when loaded (the detail view and job:create). */
+export function toJobData(job: Job, workflow: Workflow, stops?: StopData[], forStaff = true) {
+  return {
+    id: job.id,
+    site_id: job.siteId,
+    workflow_state_id: job.workflowStateId,
+    workflow_state: stateView(workflow, job.workflowStateId),
+    phase: job.phase,
+    version: job.version,
+    customer_user_id: job.customerUserId ?? null,
+    service_type_id: job.serviceTypeId ?? null,
+    option_ids: job.optionIds,
+    estimate_id: job.estimateId ?? null,
+    driver_user_id: job.driverUserId ?? null,
+    route_id: job.routeId ?? null,
+    customer_notes: job.customerNotes ?? null,
+    driver_notes: job.driverNotes ?? null,
+    ...(forStaff ? { internal_notes: job.internalNotes ?? null } : {}),
+    payment_method: job.paymentMethod ?? null,
+    cancellation_notes: job.cancellationNotes ?? null,
+    created_by_user_id: job.createdByUserId ?? null,
+    completed_at: iso(job.completedAt),
+    cancelled_at: iso(job.cancelledAt),
+    created_at: job.createdAt.toISOString(),
+    updated_at: job.updatedAt.toISOString(),
+    ...(stops ? { stops } : {}),
+  };
+}
+
+export type JobData = ReturnType<typeof toJobData>;
+
+function toEmbeddedAddress(a: Address) {
+  return {
+    id: a.id,
+    formatted_name: a.formattedName,
+    street_address: a.streetAddress ?? null,
+    street_address2: a.streetAddress2 ?? null,
+    city: a.city ?? null,
+    state: a.state ?? null,
+    postal_code: a.postalCode ?? null,
+    country: a.country ?? null,
+    point: { lat: Number(a.lat), lng: Number(a.lng) },
+  };
+}

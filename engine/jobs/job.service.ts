@@ -1,0 +1,89 @@
+import { buildEntityMachine } from '../../machines/entity-machine.ts';
+import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
+import { recordAudit } from '../../persistence/audit.ts';
+import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
+import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { appendOutbox } from '../../persistence/outbox.ts';
+import { assertOptions } from '../catalog/option.service.ts';
+import { assertServiceType } from '../catalog/service-type.service.ts';
+import { findOrCreateCustomer } from '../catalog/customer.service.ts';
+import type { CommandScope } from '../commands/apply-transition.ts';
+import { DomainError } from '../domain-error.ts';
+import { currentWorkflow } from '../workflow/workflow.service.ts';
+import { jobDetail } from './job-detail.ts';
+import { isStaff, type JobInput } from './job-input.ts';
+import { createStops, validateStops } from './job-stops.ts';
+import type { JobData } from './job-view.ts';
+
+/**
+ * Creates a job and its ordered stops in their initial workflow states, in one transaction with its audit record
+ * and the `job:create` event. A customer creates jobs for themselves only, and cannot override zone rules.
+ * @throws DomainError 400/404 naming the field for bad input (nothing is written)
+ */
+export async function createJob(scope: CommandScope, input: JobInput): Promise<JobData> {
+  const { em, siteId, actor } = scope;
+  if (actor.role === 'customer' && input.customer_user_id && input.customer_user_id !== actor.userId) {
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'A customer creates jobs for themselves', 'customer_user_id');
+  }
+  await validateStops(em, input.stops);
+  if (input.service_type_id) await assertServiceType(em, input.service_type_id);
+  await assertOptions(em, input.option_ids ?? []);
+  if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
+  const customer =
+    actor.role === 'customer' && actor.userId
+      ? { id: actor.userId }
+      : await findOrCreateCustomer(em, actor, siteId, {
+          customer_user_id: input.customer_user_id,
+          email: input.customer_email,
+          first_name: input.customer_first_name,
+          last_name: input.customer_last_name,
+          phone: input.customer_phone,
+          phone_country: input.customer_phone_country,
+        });
+  const workflow = await currentWorkflow(em, 'job');
+  const stopWorkflow = await currentWorkflow(em, 'stop');
+  const initial = workflow.states.find((s) => s.is_initial)!;
+  const snapshot = initialSnapshot(buildEntityMachine(workflow));
+  const job = em.create(JobSchema, {
+    id: newId('job'),
+    siteId,
+    workflowId: workflow.id,
+    workflowStateId: initial.id,
+    phase: initial.phase,
+    version: 1,
+    snapshot: persistSnapshot(snapshot),
+    customerUserId: customer.id,
+    serviceTypeId: input.service_type_id ?? null,
+    optionIds: input.option_ids ?? [],
+    estimateId: input.estimate_id ?? null,
+    driverUserId: input.driver_user_id ?? null,
+    customerNotes: input.customer_notes ?? null,
+    driverNotes: input.driver_notes ?? null,
+    internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
+    paymentMethod: input.payment_method ?? null,
+    zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
+    createdByUserId: actor.userId,
+  });
+  const stops = await createStops(em, actor, siteId, job.id, stopWorkflow, input.stops);
+  await em.flush();
+  const data = await jobDetail(em, { ...actor, role: 'system' }, job);
+  recordAudit(em, actor, { siteId, action: 'create', entityType: 'Job', entityId: job.id, before: null, after: data });
+  appendOutbox(em, { siteId, event: 'job:create', entityType: 'job', entityId: job.id, entityVersion: job.version, data, timestamp: scope.clock.now() });
+  await em.flush();
+  scope.touched.set(job.id, { snapshot, version: job.version, workflowId: workflow.id });
+  for (const stop of stops) scope.touched.set(stop.id, { snapshot: initialSnapshot(buildEntityMachine(stopWorkflow)), version: stop.version, workflowId: stopWorkflow.id });
+  return isStaff(actor.role) ? data : jobDetail(em, actor, job);
+}
+
+/** Refuses changes to a job that is finished. */
+export function assertOpen(job: Job): void {
+  if (job.phase === 'completed' || job.phase === 'cancelled') {
+    throw DomainError.conflict('JOB_CLOSED', `Job ${job.id} is ${job.phase}; it can no longer be changed`);
+  }
+}
+
+async function assertDriver(em: CommandScope['em'], userId: string): Promise<void> {
+  const profile = await em.findOne(UserProfileSchema, { userId, role: 'driver', isActive: true });
+  if (!profile) throw new DomainError(404, 'NOT_FOUND', `Driver ${userId} not found`, 'driver_user_id');
+}

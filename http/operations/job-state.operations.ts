@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import { bulkCancel, bulkDelete, bulkDuplicate } from '../../engine/jobs/job-bulk.ts';
+import { findVisibleJob, jobDetail } from '../../engine/jobs/job-detail.ts';
+import { jobTimeline } from '../../engine/jobs/job-timeline.ts';
+import { defineOperation } from '../operation.ts';
+import { DataResponse, Id } from '../schemas/common.schema.ts';
+import { BulkCancelBody, BulkIdsBody, BulkIdsResult, BulkJobsResult, JobResponse, JobStateBody, TimelineResponse } from '../schemas/job.schema.ts';
+import { commandContext } from './command-context.ts';
+
+export const jobStateOperations = [
+  defineOperation({
+    id: 'job.state',
+    method: 'POST',
+    path: '/job/state',
+    summary: "Move a job to a state of its workflow (the site's transition table and the caller's role decide)",
+    description: 'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details.',
+    tag: 'Jobs',
+    access: 'job.state',
+    host: 'site',
+    body: JobStateBody,
+    response: DataResponse(JobResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const { job_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
+      await ctx.transaction((em) => findVisibleJob(em, command.actor, id));
+      await ctx.services.engine.transition(command, 'job', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
+      return { data: await ctx.transaction(async (em) => jobDetail(em, command.actor, await findVisibleJob(em, command.actor, id))) };
+    },
+  }),
+  defineOperation({
+    id: 'job.timeline',
+    method: 'GET',
+    path: '/job/{id}/timeline',
+    summary: "A job's transitions (from, to, event, role, user, time) and the moves the caller may make now",
+    tag: 'Jobs',
+    access: 'job.read',
+    host: 'site',
+    params: Type.Object({ id: Id }, { additionalProperties: false }),
+    response: DataResponse(TimelineResponse),
+    handler: async (ctx) => {
+      const { actor } = commandContext(ctx);
+      return { data: await ctx.transaction((em) => jobTimeline(em, actor, ctx.params.id)) };
+    },
+  }),
+  defineOperation({
+    id: 'job.bulk.cancel',
+    method: 'POST',
+    path: '/job/bulk/cancel',
+    summary: 'Cancel jobs (and their open stops); each id succeeds or fails on its own',
+    tag: 'Jobs',
+    access: 'job.bulk',
+    host: 'site',
+    body: BulkCancelBody,
+    response: BulkIdsResult,
+    handler: async (ctx) => bulkCancel(ctx.services.engine, commandContext(ctx), ctx.body.ids, ctx.body.cancellation_notes),
+  }),
+  defineOperation({
+    id: 'job.bulk.delete',
+    method: 'POST',
+    path: '/job/bulk/delete',
+    summary: 'Delete jobs that are not being worked (unassigned, completed or cancelled)',
+    tag: 'Jobs',
+    access: 'job.bulk',
+    host: 'site',
+    body: BulkIdsBody,
+    response: BulkIdsResult,
+    handler: async (ctx) => bulkDelete(ctx.services.engine, commandContext(ctx), ctx.body.ids),
+  }),
+  defineOperation({
+    id: 'job.bulk.duplicate',
+    method: 'POST',
+    path: '/job/bulk/duplicate',
+    summary: 'Copy jobs with their stops as new jobs in the initial state',
+    tag: 'Jobs',
+    access: 'job.bulk',
+    host: 'site',
+    body: BulkIdsBody,
+    response: BulkJobsResult,
+    handler: async (ctx) => bulkDuplicate(ctx.services.engine, commandContext(ctx), ctx.body.ids),
+  }),
+];

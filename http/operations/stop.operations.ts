@@ -1,0 +1,71 @@
+import { findVisibleJob, findVisibleStop, jobDetail } from '../../engine/jobs/job-detail.ts';
+import { updateStopFields } from '../../engine/jobs/job-update.ts';
+import { toStopData } from '../../engine/jobs/job-view.ts';
+import { workflowById } from '../../engine/workflow/workflow.service.ts';
+import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import { defineOperation } from '../operation.ts';
+import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
+import { JobResponse, StopPutBody, StopResponse, StopStateBody } from '../schemas/job.schema.ts';
+import { commandContext } from './command-context.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { JobActor } from '../../engine/jobs/job-input.ts';
+
+async function stopBody(em: EntityManager, actor: JobActor, id: string) {
+  const { stop } = await findVisibleStop(em, actor, id);
+  const address = await em.findOne(AddressSchema, { id: stop.addressId });
+  const staff = actor.role === 'admin' || actor.role === 'dispatcher';
+  return { data: toStopData(stop, await workflowById(em, stop.workflowId), address, staff) };
+}
+
+export const stopOperations = [
+  defineOperation({
+    id: 'stop.get',
+    method: 'GET',
+    path: '/stop',
+    summary: 'Get a stop with its address and state',
+    tag: 'Jobs',
+    access: 'job.read',
+    host: 'site',
+    query: IdQuery,
+    response: DataResponse(StopResponse),
+    handler: async (ctx) => ctx.transaction((em) => stopBody(em, commandContext(ctx).actor, ctx.query.id)),
+  }),
+  defineOperation({
+    id: 'stop.update',
+    method: 'PUT',
+    path: '/stop',
+    summary: "Update a stop's details (address, time window, contact, notes): supplied fields change, null clears",
+    tag: 'Jobs',
+    access: 'stop.update',
+    host: 'site',
+    body: StopPutBody,
+    response: DataResponse(StopResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      await ctx.services.engine.command(command, `stop:${ctx.body.id}`, async (scope) => {
+        await findVisibleStop(scope.em, scope.actor, ctx.body.id);
+        await updateStopFields(scope, null, ctx.body);
+        await scope.em.flush();
+      });
+      return ctx.transaction((em) => stopBody(em, command.actor, ctx.body.id));
+    },
+  }),
+  defineOperation({
+    id: 'stop.state',
+    method: 'POST',
+    path: '/stop/state',
+    summary: "Move a stop to a state of its workflow; the job follows (all stops done completes it)",
+    tag: 'Jobs',
+    access: 'job.state',
+    host: 'site',
+    body: StopStateBody,
+    response: DataResponse(JobResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
+      const { job } = await ctx.transaction((em) => findVisibleStop(em, command.actor, id));
+      await ctx.services.engine.transition(command, 'stop', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
+      return { data: await ctx.transaction(async (em) => jobDetail(em, command.actor, await findVisibleJob(em, command.actor, job.id))) };
+    },
+  }),
+];
