@@ -1,4 +1,4 @@
-import { OptimisticLockError } from '@mikro-orm/core';
+import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import type { Clock } from './clock.ts';
@@ -16,7 +16,7 @@ export type CommandContext = { siteId: string; actor: CommandActor };
 export type Engine = {
   /**
    * Moves an entity: one at a time per entity (mailbox), one transaction for the move, its cascades, audit and
-   * outbox; on a version race the cached actor is dropped and the command retried once, then 409 VERSION_CONFLICT.
+   * outbox; on a race (version or unique key) the cached actor is dropped and the command retried once, then 409.
    */
   transition(ctx: CommandContext, kind: EntityKind, id: string, request: TransitionRequest, notes?: { cancellationNotes?: string }): Promise<Applied>;
   /**
@@ -51,9 +51,15 @@ export function createEngine(deps: EngineDeps): Engine {
           for (const listener of listeners) listener();
           return result;
         } catch (error) {
-          if (!(error instanceof OptimisticLockError)) throw error;
+          // A concurrent writer won the race (a newer version, or the same new customer inserted first): the
+          // transaction rolled back whole, so running the command again on fresh reads is safe.
+          const raced = error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException;
+          if (!raced) throw error;
           for (const id of touched.keys()) registry.drop(ctx.siteId, id);
-          if (attempt >= 2) throw DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
+          if (attempt >= 2 && error instanceof OptimisticLockError) {
+            throw DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
+          }
+          if (attempt >= 2) throw error;
         }
       }
     });

@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { createJob, jobRequest, stateIds, type JobBody } from '../support/job-fixtures.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+let server: TestServer;
+let acme: SiteFixture;
+let globex: SiteFixture;
+let jobStates: Record<string, string>;
+let stopStates: Record<string, string>;
+
+/** Rows of a tenant table for acme, read the way the application reads (inside the tenant's scope). */
+async function count(table: string): Promise<number> {
+  const rows: { n: number }[] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) => em.execute(`select count(*)::int as n from ${table}`));
+  return rows[0]!.n;
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  acme = await createSiteFixture(server, 'acme');
+  globex = await createSiteFixture(server, 'globex');
+  jobStates = await stateIds(acme.as.admin, 'job');
+  stopStates = await stateIds(acme.as.admin, 'stop');
+});
+afterAll(() => server.close());
+
+describe('creating jobs', () => {
+  it('answers the detail shape: ordered stops with type and address, and a job:create event', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const response = await acme.as.dispatcher.get<{ data: JobBody & { driver_user_id: null; stops: { order: number; type: string; address: { street_address: string } }[] } }>(`/api/job/${job.id}`);
+    expect(response.status).toBe(200);
+    expect(response.body.data).toMatchObject({ id: job.id, driver_user_id: null, phase: 'unassigned', workflow_state: { key: 'created' } });
+    expect(response.body.data.stops.map((s) => [s.order, s.type, s.address.street_address])).toEqual([
+      [0, 'pickup', '10 Rue de Rivoli'],
+      [1, 'dropoff', '5 Avenue Montaigne'],
+    ]);
+    const events: { event: string }[] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute(`select event from outbox where entity_id = ? order by seq`, [job.id]),
+    );
+    expect(events.map((e) => e.event)).toEqual(['job:create']);
+  });
+
+  it.each([
+    ['a stop without address or point', { stops: [{ type: 'pickup', city: 'Paris' }] }, 400, 'stops.0.point'],
+    ['a time window that ends before it starts', { stops: [{ type: 'pickup', point: { lat: 1, lng: 1 }, complete_after: '2026-12-01T10:00:00Z', complete_before: '2026-12-01T09:00:00Z' }] }, 400, 'stops.0.complete_before'],
+    ['an unknown service type', { service_type_id: 'svt_01NOPE000000000000000000000' }, 404, 'service_type_id'],
+    ['no stop at all', { stops: [] }, 400, 'stops'],
+  ])('refuses %s naming the field, and creates nothing', async (_name, overrides, status, field) => {
+    const before = [await count('job'), await count('stop'), await count('outbox')];
+    const response = await acme.as.dispatcher.post('/api/job', jobRequest(overrides));
+    expect(response.status).toBe(status);
+    expect((response.body.fields as { field: string }[]).map((f) => f.field)).toContain(field);
+    expect([await count('job'), await count('stop'), await count('outbox')]).toEqual(before);
+  });
+
+  it("refuses another site's address id with 404 naming the stop field", async () => {
+    const foreign = await globex.as.admin.post<{ data: { id: string } }>('/api/address', { city: 'Berlin', point: { lat: 52.5, lng: 13.4 } });
+    const response = await acme.as.dispatcher.post('/api/job', jobRequest({ stops: [{ type: 'pickup', address_id: foreign.body.data.id }] }));
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ fields: [{ field: 'stops.0.address_id' }] });
+  });
+});
+
+describe('moving jobs through the workflow', () => {
+  it('refuses an undeclared move with 409 naming the state and allowed moves, writing nothing', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const before = [await count('audit_record'), await count('outbox')];
+    const response = await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.completed });
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ code: 'INVALID_TRANSITION', details: { current_state: { key: 'created' } } });
+    expect((response.body.details as { allowed_moves: { key: string }[] }).allowed_moves.map((m) => m.key)).toEqual(['dispatched', 'cancelled']);
+    expect([await count('audit_record'), await count('outbox')]).toEqual(before);
+    expect((await acme.as.dispatcher.get<{ data: JobBody }>(`/api/job/${job.id}`)).body.data.version).toBe(1);
+  });
+
+  it("refuses another site's state id", async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const theirs = await stateIds(globex.as.admin, 'job');
+    const response = await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: theirs.dispatched });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'UNKNOWN_STATE_ID', fields: [{ field: 'workflow_state_id' }] });
+  });
+
+  it('applies the role column of the transition table', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const response = await acme.as.customer.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+    expect(response.status).toBe(404);
+    const mine = await createJob(acme.as.customer, { customer_email: undefined });
+    const denied = await acme.as.customer.post('/api/job/state', { job_id: mine.id, workflow_state_id: jobStates.dispatched });
+    expect(denied.status).toBe(409);
+    const cancelled = await acme.as.customer.post<{ data: JobBody }>('/api/job/state', { job_id: mine.id, workflow_state_id: jobStates.cancelled });
+    expect(cancelled.body.data.phase).toBe('cancelled');
+  });
+
+  it('cancelling a job cancels its open stops, with the notes', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const response = await acme.as.dispatcher.post<{ data: JobBody & { cancellation_notes: string } }>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.cancelled, cancellation_notes: 'customer called' });
+    expect(response.body.data.cancellation_notes).toBe('customer called');
+    expect(response.body.data.stops.map((s) => s.phase)).toEqual(['cancelled', 'cancelled']);
+  });
+
+  it('dispatching a job assigns its stops; all stops done completes the job', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const dispatched = await acme.as.dispatcher.post<{ data: JobBody }>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+    expect(dispatched.body.data.stops.map((s) => s.workflow_state.key)).toEqual(['assigned', 'assigned']);
+    let last: JobBody | undefined;
+    for (const stop of job.stops) {
+      for (const key of ['en_route', 'arrived', 'completed']) {
+        const moved = await acme.as.dispatcher.post<{ data: JobBody }>('/api/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[key] });
+        expect(moved.status).toBe(200);
+        last = moved.body.data;
+      }
+    }
+    expect(last!.workflow_state.key).toBe('completed');
+    const timeline = await acme.as.dispatcher.get<{ data: { transitions: { to: { key: string }; role: string | null }[]; allowed_moves: unknown[] } }>(`/api/job/${job.id}/timeline`);
+    expect(timeline.body.data.transitions.map((t) => t.to.key)).toEqual(['created', 'dispatched', 'in_progress', 'completed']);
+    expect(timeline.body.data.transitions.map((t) => t.role)).toEqual([null, 'dispatcher', 'system', 'system']);
+    expect(timeline.body.data.allowed_moves).toEqual([]);
+  });
+
+  it('returning a job sends it back to unassigned with its stops', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+    const returned = await acme.as.dispatcher.post<{ data: JobBody }>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.created });
+    expect(returned.body.data.phase).toBe('unassigned');
+    expect(returned.body.data.stops.map((s) => s.phase)).toEqual(['unassigned', 'unassigned']);
+  });
+});
+
+describe('bulk operations', () => {
+  it('cancels 100 ids with 10 unknown and 5 of another site: 85 succeed, 15 fail per id, the other site untouched', async () => {
+    const ours = await Promise.all(Array.from({ length: 85 }, () => createJob(acme.as.dispatcher)));
+    const theirs = await Promise.all(Array.from({ length: 5 }, () => createJob(globex.as.dispatcher)));
+    const unknown = Array.from({ length: 10 }, (_, i) => `job_01NOTREAL${String(i).padStart(17, '0')}`);
+    const ids = [...ours.map((j) => j.id), ...theirs.map((j) => j.id), ...unknown];
+    const response = await acme.as.dispatcher.post<{ succeeded: string[]; failed: { id: string; code: string }[] }>('/api/job/bulk/cancel', { ids, cancellation_notes: 'storm' });
+    expect(response.status).toBe(200);
+    expect(response.body.succeeded.sort()).toEqual(ours.map((j) => j.id).sort());
+    expect(response.body.failed).toHaveLength(15);
+    expect(response.body.failed.every((f) => f.code === 'NOT_FOUND')).toBe(true);
+    for (const job of theirs) {
+      const mine = await globex.as.dispatcher.get<{ data: JobBody }>(`/api/job/${job.id}`);
+      expect(mine.body.data).toMatchObject({ phase: 'unassigned', version: 1 });
+    }
+  });
+
+  it('deletes only jobs nobody is working, and duplicates jobs with their stops', async () => {
+    const idle = await createJob(acme.as.dispatcher);
+    const busy = await createJob(acme.as.dispatcher);
+    await acme.as.dispatcher.post('/api/job/state', { job_id: busy.id, workflow_state_id: jobStates.dispatched });
+    const deleted = await acme.as.dispatcher.post<{ succeeded: string[]; failed: { id: string; code: string }[] }>('/api/job/bulk/delete', { ids: [idle.id, busy.id] });
+    expect(deleted.body).toEqual({ succeeded: [idle.id], failed: [expect.objectContaining({ id: busy.id, code: 'JOB_ACTIVE' })] });
+    expect((await acme.as.dispatcher.get(`/api/job/${idle.id}`)).status).toBe(404);
+    const copies = await acme.as.dispatcher.post<{ succeeded: JobBody[] }>('/api/job/bulk/duplicate', { ids: [busy.id] });
+    expect(copies.body.succeeded[0]).toMatchObject({ phase: 'unassigned', version: 1 });
+    expect(copies.body.succeeded[0]!.stops).toHaveLength(2);
+  });
+});
+
+describe('visibility and editing', () => {
+  it('shows customers only their own jobs and hides internal notes from them', async () => {
+    const own = await createJob(acme.as.customer, { customer_email: undefined, internal_notes: 'ignored for customers' });
+    const listed = await acme.as.customer.get<{ data: { id: string; customer_user_id: string; internal_notes?: unknown }[] }>('/api/job?per_page=100');
+    expect(listed.body.data.map((j) => j.id)).toContain(own.id);
+    expect(new Set(listed.body.data.map((j) => j.customer_user_id))).toEqual(new Set([own.customer_user_id]));
+    expect(listed.body.data.every((j) => !('internal_notes' in j))).toBe(true);
+    const other = await createJob(acme.as.dispatcher);
+    expect((await acme.as.customer.get(`/api/job/${other.id}`)).status).toBe(404);
+  });
+
+  it('patches with three states and bumps the version', async () => {
+    const job = await createJob(acme.as.dispatcher, { driver_notes: 'ring twice', customer_notes: 'leave at door' });
+    const patched = await acme.as.dispatcher.send<{ data: JobBody & { driver_notes: unknown; customer_notes: unknown; internal_notes: unknown } }>('PATCH', `/api/job/${job.id}`, { driver_notes: null, internal_notes: 'vip' });
+    expect(patched.body.data).toMatchObject({ driver_notes: null, customer_notes: 'leave at door', internal_notes: 'vip', version: 2 });
+  });
+
+  it('searches by workflow state and phase, with the search meta', async () => {
+    const response = await acme.as.dispatcher.get<{ data: JobBody[]; meta: { pagination: { totalItems: number } } }>(`/api/job/search?workflow_state_ids=${jobStates.cancelled}&page_size=5`);
+    expect(response.body.data.every((j) => j.workflow_state_id === jobStates.cancelled)).toBe(true);
+    expect(response.body.meta.pagination.totalItems).toBeGreaterThanOrEqual(85);
+    const byPhase = await acme.as.dispatcher.get<{ data: JobBody[] }>('/api/job/search?phase=assigned');
+    expect(byPhase.body.data.length).toBeGreaterThan(0);
+    expect(byPhase.body.data.every((j) => j.phase === 'assigned')).toBe(true);
+  });
+});
+
+describe('workflows', () => {
+  it('writes a new version that new jobs use while running jobs keep theirs; refuses broken ones with every reason', async () => {
+    const running = await createJob(acme.as.dispatcher);
+    const current = await acme.as.admin.get<{ data: { version: number; states: Record<string, unknown>[]; transitions: Record<string, unknown>[] } }>('/api/workflow?entity_type=job');
+    const states = [...current.body.data.states, { key: 'on_hold', name: 'On hold', phase: 'unassigned', is_initial: false, is_terminal: false }];
+    const transitions = [...current.body.data.transitions, { from: 'created', to: 'on_hold' }, { from: 'on_hold', to: 'created' }];
+    const updated = await acme.as.admin.put<{ data: { version: number } }>('/api/workflow', { entity_type: 'job', states, transitions });
+    expect(updated.body.data.version).toBe(current.body.data.version + 1);
+    const fresh = await createJob(acme.as.dispatcher);
+    const states2 = await stateIds(acme.as.admin, 'job');
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: fresh.id, workflow_state_id: states2.on_hold })).status).toBe(200);
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: running.id, workflow_state_id: states2.on_hold })).status).toBe(400);
+    const broken = await acme.as.admin.put('/api/workflow', {
+      entity_type: 'job',
+      states: [{ key: 'a', name: 'A', phase: 'unassigned', is_initial: false, is_terminal: false }, { key: 'b', name: 'B', phase: 'completed', is_initial: false, is_terminal: true }],
+      transitions: [{ from: 'b', to: 'a' }],
+    });
+    expect(broken.status).toBe(400);
+    for (const reason of ['no state is initial', 'terminal state b has an outgoing move', 'phase assigned has no state']) expect(String(broken.body.error)).toContain(reason);
+  });
+});
