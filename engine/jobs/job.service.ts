@@ -26,6 +26,9 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   if (actor.role === 'customer' && input.customer_user_id && input.customer_user_id !== actor.userId) {
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'A customer creates jobs for themselves', 'customer_user_id');
   }
+  if (!isStaff(actor.role) && input.driver_user_id !== undefined) {
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
+  }
   await validateStops(em, input.stops);
   if (input.service_type_id) await assertServiceType(em, input.service_type_id);
   await assertOptions(em, input.option_ids ?? []);

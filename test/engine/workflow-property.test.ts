@@ -1,0 +1,95 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildEntityMachine } from '../../machines/entity-machine.ts';
+import { applyEvent, initialSnapshot } from '../../machines/entity-snapshot.ts';
+import { validateWorkflow } from '../../machines/validate-workflow.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import type { ApiClient } from '../support/http-client.ts';
+import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { isDeclared, walkArbitrary, workflowArbitrary, type Role } from '../support/workflow-arbitrary.ts';
+
+const facts = { hasCancellationNotes: false, hasAttachment: false };
+
+describe('generated machines (pure)', () => {
+  it('accept exactly the declared moves for the allowed roles', () => {
+    let version = 0;
+    fc.assert(
+      fc.property(workflowArbitrary, walkArbitrary, (workflow, walk) => {
+        expect(validateWorkflow(workflow.states, workflow.transitions)).toEqual([]);
+        version += 1;
+        const machine = buildEntityMachine({ id: `wfl_pure_${version}`, entityType: 'job', version: 1, states: workflow.states.map((s) => ({ ...s, id: `wfs_${s.key}` })), transitions: workflow.transitions });
+        let snapshot = initialSnapshot(machine);
+        for (const [pick, role] of walk) {
+          const target = workflow.states[pick % workflow.states.length]!;
+          const next = applyEvent(machine, snapshot, { type: 'state.move', to: target.key, role, facts });
+          expect(next !== null).toBe(isDeclared(workflow, String(snapshot.value), target.key, role));
+          if (next) snapshot = next;
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('generated workflows through the API and the engine', () => {
+  let server: TestServer;
+  let acme: SiteFixture;
+  /** The user the driver API key acts as (its service account), so that key sees the job assigned to it. */
+  let driverId: string;
+  /** Clients per role; the customer is a signed-in customer user (service accounts cannot be customers). */
+  let as: Record<Role, ApiClient>;
+
+  beforeAll(async () => {
+    server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
+    acme = await createSiteFixture(server, 'acme');
+    driverId = (await acme.as.driver.get<{ data: { user: { id: string } } }>('/api/auth/me')).body.data.user.id;
+    const session = await signIn(server.client('acme'), acme.users.customer.email, acme.users.customer.password);
+    as = { ...acme.as, customer: server.client('acme').as({ accessToken: session.access_token }) };
+  });
+  afterAll(() => server.close());
+
+  async function writes(): Promise<number> {
+    const rows: { n: number }[] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute('select (select count(*) from audit_record) + (select count(*) from outbox) as n'),
+    );
+    return Number(rows[0]!.n);
+  }
+
+  it('accept every declared move for the right role and refuse every other with 409, writing nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(workflowArbitrary, walkArbitrary, async (workflow, walk) => {
+        const put = await acme.as.admin.put('/api/workflow', { entity_type: 'job', ...workflow });
+        expect(put.status).toBe(200);
+        const ids = await stateIds(acme.as.admin, 'job');
+        const job = await createJob(acme.as.dispatcher, { customer_email: undefined, customer_user_id: acme.users.customer.id, driver_user_id: driverId });
+        let current = workflow.states[0]!;
+        let version = job.version;
+        let driverSees = true;
+        for (const [pick, role] of walk) {
+          const target = workflow.states[pick % workflow.states.length]!;
+          const before = await writes();
+          const response = await as[role].post<{ data: JobBody }>('/api/job/state', { job_id: job.id, workflow_state_id: ids[target.key] });
+          if (role === 'driver' && !driverSees) {
+            expect(response.status).toBe(404);
+            continue;
+          }
+          if (isDeclared(workflow, current.key, target.key, role)) {
+            expect(response.status, response.text).toBe(200);
+            expect(response.body.data.workflow_state_id).toBe(ids[target.key]);
+            expect(response.body.data.version).toBe(version + 1);
+            if (target.phase === 'unassigned' && current.phase !== 'unassigned') driverSees = false;
+            current = target;
+            version += 1;
+          } else {
+            expect(response.status, response.text).toBe(409);
+            expect(response.body).toMatchObject({ code: 'INVALID_TRANSITION' });
+            expect(await writes()).toBe(before);
+          }
+        }
+      }),
+      { numRuns: 12 },
+    );
+  }, 120_000);
+});
