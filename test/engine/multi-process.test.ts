@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { createJob, stateIds } from '../support/job-fixtures.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+let server: TestServer;
+let acme: SiteFixture;
+let processes: ServerProcess[];
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
+  acme = await createSiteFixture(server, 'acme');
+  const env = {
+    DATABASE_URL: server.databaseUrl,
+    REDIS_URL: server.services.config.redisUrl!,
+    REDIS_PREFIX: server.services.config.redisPrefix,
+    SECRET_KEY: server.services.config.secretKey,
+    RATE_LIMIT_POINTS: '100000',
+  };
+  processes = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.kill()));
+  await server.close();
+});
+
+type Move = { before: { workflow_state_id: string; version: number }; after: { workflow_state_id: string; version: number } };
+
+describe('two server processes on one database', () => {
+  it('lose no update under 50 concurrent conflicting commands on one job: accepted moves chain, the rest get 409', async () => {
+    const states = await stateIds(acme.as.admin, 'job');
+    const workflow = await acme.as.admin.get<{ data: { transitions: { from: string; to: string }[]; states: { id: string; key: string }[] } }>('/api/workflow?entity_type=job');
+    const keyOf = new Map(workflow.body.data.states.map((s) => [s.id, s.key]));
+    const job = await createJob(acme.as.dispatcher);
+    const targets = ['created', 'dispatched', 'accepted'];
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        processes[i % 2]!.client('acme').as({ apiKey: acme.keys.dispatcher }).post('/api/job/state', { job_id: job.id, workflow_state_id: states[targets[(i * 7) % 3]!] }),
+      ),
+    );
+    const accepted = responses.filter((r) => r.status === 200).length;
+    const refused = responses.filter((r) => r.status === 409);
+    expect(accepted + refused.length).toBe(50);
+    expect(accepted).toBeGreaterThan(1);
+    expect(new Set(refused.map((r) => r.body.code))).toSatisfy((codes: Set<unknown>) => [...codes].every((c) => c === 'INVALID_TRANSITION' || c === 'VERSION_CONFLICT'));
+
+    const moves: Move[] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
+      const rows: { previous_data: Move['before']; new_data: Move['after'] }[] = await em.execute(
+        `select previous_data, new_data from audit_record where entity_id = ? and action = 'state_change' order by (new_data->>'version')::int`,
+        [job.id],
+      );
+      return rows.map((r) => ({ before: r.previous_data, after: r.new_data }));
+    });
+    expect(moves).toHaveLength(accepted);
+    let state = states.created!;
+    let version = 1;
+    for (const move of moves) {
+      expect(move.before).toMatchObject({ workflow_state_id: state, version });
+      const declared = workflow.body.data.transitions.some((t) => t.from === keyOf.get(state) && t.to === keyOf.get(move.after.workflow_state_id));
+      expect(declared).toBe(true);
+      state = move.after.workflow_state_id;
+      version += 1;
+    }
+    const final = await acme.as.admin.get<{ data: { workflow_state_id: string; version: number } }>(`/api/job/${job.id}`);
+    expect(final.body.data).toMatchObject({ workflow_state_id: state, version: 1 + accepted });
+  }, 60_000);
+});
