@@ -17,6 +17,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
     server.listen(services.config.port, services.config.bindAddress, resolve);
   });
   const { port } = server.address() as AddressInfo;
+  // Committed events leave only through the relay (DESIGN §3): it runs wherever the API runs.
+  services.outboxRelay.start();
   return {
     server,
     port,

@@ -2,6 +2,9 @@ import { Redis } from 'ioredis';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { systemClock, type Clock } from '../engine/clock.ts';
 import { createEngine, type Engine } from '../engine/engine.ts';
+import { createOutboxRelay, type OutboxRelay } from '../engine/outbox/outbox-relay.ts';
+import { createDurableQueue } from '../engine/queue/create-queue.ts';
+import type { DurableQueue } from '../engine/queue/durable-queue.ts';
 import { CredentialCache } from '../http/auth/credential-cache.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { SiteDirectory } from '../http/tenancy.ts';
@@ -21,6 +24,10 @@ export type Services = {
   sites: SiteDirectory;
   /** The command path for jobs, stops and routes. */
   engine: Engine;
+  /** Durable background work: BullMQ with REDIS_URL, else the queue_job table. */
+  queue: DurableQueue;
+  /** Moves committed outbox rows to the `events` queue; kicked after every command commit. */
+  outboxRelay: OutboxRelay;
   close(): Promise<void>;
 };
 
@@ -42,6 +49,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const clock = overrides.clock ?? systemClock;
   const engine = createEngine({ orm: db.orm, clock });
   engine.start();
+  const queue = createDurableQueue({ orm: db.orm, logger, redis, redisPrefix: config.redisPrefix });
+  const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger, clock });
+  engine.onCommit(() => outboxRelay.kick());
   return {
     config,
     db,
@@ -49,11 +59,16 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     redis,
     clock,
     engine,
+    queue,
+    outboxRelay,
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
     credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
     sites: new SiteDirectory(db.orm),
     async close() {
       engine.stop();
+      await outboxRelay.stop();
+      // Waits for running jobs; the table queue still needs the database here.
+      await queue.close();
       await db.close();
       subscriber?.disconnect();
       redis?.disconnect();

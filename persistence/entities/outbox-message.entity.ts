@@ -3,7 +3,7 @@ import { siteFilter } from './columns.ts';
 
 /**
  * A domain event written in the same transaction as the change that caused it (the transactional outbox).
- * The table's `seq` column (bigserial, not mapped here) orders rows by insertion; the relay moves unrelayed rows to the durable queue and stamps
+ * The table's `seq` column (an identity, not mapped here) orders rows by insertion; the relay moves unrelayed rows to the durable queue and stamps
  * `relayedAt`, so a crash after commit loses nothing and a crash before commit emits nothing.
  */
 export const OutboxMessageSchema = defineEntity({

@@ -41,7 +41,7 @@ create table stop (
 create index stop_job_idx on stop (job_id, sort_order);
 
 create table outbox (
-  id text primary key, seq bigserial not null, site_id text not null references site(id) deferrable initially deferred,
+  id text primary key, seq bigint generated always as identity, site_id text not null references site(id) deferrable initially deferred,
   event text not null, entity_type text not null, entity_id text not null, entity_version integer,
   payload jsonb not null, created_at timestamptz not null, relayed_at timestamptz);
 create index outbox_pending_idx on outbox (seq) where relayed_at is null;

@@ -28,7 +28,8 @@ afterAll(() => server.close());
 describe('creating jobs', () => {
   it('answers the detail shape: ordered stops with type and address, and a job:create event', async () => {
     const job = await createJob(acme.as.dispatcher);
-    const response = await acme.as.dispatcher.get<{ data: JobBody & { driver_user_id: null; stops: { order: number; type: string; address: { street_address: string } }[] } }>(`/api/job/${job.id}`);
+    type Detail = Omit<JobBody, 'stops'> & { driver_user_id: null; stops: { order: number; type: string; address: { street_address: string } }[] };
+    const response = await acme.as.dispatcher.get<{ data: Detail }>(`/api/job/${job.id}`);
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({ id: job.id, driver_user_id: null, phase: 'unassigned', workflow_state: { key: 'created' } });
     expect(response.body.data.stops.map((s) => [s.order, s.type, s.address.street_address])).toEqual([

@@ -1,0 +1,126 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../clock.ts';
+import { createCoalescedTask } from '../queue/coalesced-task.ts';
+import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+
+/** The durable queue every outbox event goes to; its consumers fan out to webhooks, notifications and timers. */
+export const EVENTS_QUEUE = 'events';
+
+export type OutboxRelayOptions = {
+  orm: MikroORM;
+  queue: DurableQueue;
+  logger: Logger;
+  /** Stamps `relayed_at`. */
+  clock?: Clock;
+  /** How often pending rows are looked for without a kick (ms). Default 1000: kicks carry the normal traffic. */
+  pollIntervalMs?: number;
+  /** Rows moved per transaction. Default 200. */
+  batchSize?: number;
+};
+
+export type OutboxRelay = {
+  /** Starts polling (and relays what is pending now). */
+  start(): void;
+  /** Stops polling and kicks; resolves once the pass in flight (if any) has finished its batch. */
+  stop(): Promise<void>;
+  /** Relays every pending row, batch by batch, in `seq` order; returns how many rows this call moved. */
+  relayOnce(): Promise<number>;
+  /** Asks for a pass now (coalesced: a burst of kicks costs one pass), so a committed event leaves in milliseconds. */
+  kick(): void;
+};
+
+type OutboxRow = {
+  id: string;
+  site_id: string;
+  event: string;
+  entity_type: string;
+  entity_id: string;
+  entity_version: number | null;
+  payload: { [key: string]: JsonValue };
+};
+
+/**
+ * Moves committed outbox rows to the durable queue {@link EVENTS_QUEUE}: job name = the event, job id = the outbox
+ * id, data = the envelope `{event, timestamp, data}` plus `outbox_id`, `site_id`, `entity_type`, `entity_id`,
+ * `entity_version`. Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
+ * LOCKED`), enqueues them in `seq` order and stamps `relayed_at`. A crash after enqueueing but before the commit
+ * re-sends the rows later, and the job id makes that a no-op in the queue: no row is lost or delivered twice.
+ *
+ * Relays in several processes take turns (a transaction-scoped advisory lock) rather than splitting the rows: two
+ * relays sending different batches at once could let a later event of an entity overtake an earlier one.
+ * Per-entity order also relies on the command path: an entity's rows are written under its row lock (version check),
+ * so their `seq` order is their commit order.
+ */
+export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const { orm, queue, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const batchSize = options.batchSize ?? 200;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+
+  const relayBatch = (): Promise<number> =>
+    inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
+      await tx.execute(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay'))`);
+      const rows = await tx.execute<OutboxRow[]>(
+        `select id, site_id, event, entity_type, entity_id, entity_version, payload from outbox
+         where relayed_at is null order by seq limit ? for update skip locked`,
+        [batchSize],
+      );
+      await enqueueInOrder(queue, rows, tx);
+      if (rows.length > 0) {
+        await tx.execute('update outbox set relayed_at = ? where id in (?)', [clock.now().toISOString(), rows.map((row) => row.id)]);
+      }
+      return rows.length;
+    });
+
+  const relayOnce = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const moved = await relayBatch();
+      total += moved;
+      if (moved < batchSize || stopped) return total;
+    }
+  };
+
+  const pass = createCoalescedTask(
+    async () => {
+      const moved = await relayOnce();
+      if (moved > 0) logger.debug({ moved }, 'outbox rows relayed');
+    },
+    (error) => logger.error({ err: error }, 'outbox relay pass failed; the rows stay pending for the next pass'),
+  );
+
+  return {
+    start() {
+      if (stopped || timer) return;
+      timer = setInterval(() => pass.trigger(), options.pollIntervalMs ?? 1000);
+      timer.unref();
+      pass.trigger();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      await pass.stop();
+    },
+    relayOnce,
+    kick: () => pass.trigger(),
+  };
+}
+
+/** One at a time, so the queue receives an entity's events in `seq` order. */
+async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
+  for (const row of rows) {
+    const data: JsonValue = {
+      ...row.payload,
+      outbox_id: row.id,
+      site_id: row.site_id,
+      entity_type: row.entity_type,
+      entity_id: row.entity_id,
+      entity_version: row.entity_version,
+    };
+    await queue.add(EVENTS_QUEUE, row.event, data, { jobId: row.id, transaction: tx });
+  }
+}

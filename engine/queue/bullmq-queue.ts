@@ -1,0 +1,103 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import {
+  assertValidJob,
+  assertValidQueueName,
+  DEFAULT_ATTEMPTS,
+  DEFAULT_BACKOFF_MS,
+  JOB_RETENTION_SECONDS,
+  type DurableQueue,
+  type JobInfo,
+  type JsonValue,
+} from './durable-queue.ts';
+
+export type BullmqQueueOptions = {
+  /** The application's client; this queue opens its own connections from it and never uses it directly. */
+  redis: Redis;
+  /** Key prefix for every BullMQ key (config.redisPrefix), so several deployments or test runs share one Redis. */
+  prefix: string;
+  logger: Logger;
+};
+
+/**
+ * A {@link DurableQueue} on BullMQ 6 (Redis). Jobs, attempts and due times live in Redis, so they survive a restart
+ * of this process; BullMQ's stalled-job check re-runs a job whose worker died (after its 30 s lock expires).
+ *
+ * Connections: producers share one duplicate of the app's client (it keeps the app's fail-fast retry setting, so an
+ * `add` during a Redis outage errors instead of hanging). Workers are given a second duplicate with
+ * `maxRetriesPerRequest: null`, which BullMQ requires for blocking commands; each worker duplicates it again for
+ * its own connections and closes those itself. BullMQ's ESM build cannot load ioredis from connection options,
+ * so it is always handed client instances.
+ */
+export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
+  const { prefix, logger } = options;
+  const producerConnection = options.redis.duplicate();
+  const workerConnection = options.redis.duplicate({ maxRetriesPerRequest: null });
+  const queues = new Map<string, Queue<JsonValue>>();
+  const workers = new Map<string, Worker<JsonValue>>();
+
+  const queueFor = (name: string): Queue<JsonValue> => {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new Queue<JsonValue>(name, { connection: producerConnection, prefix });
+      queue.on('error', (error) => logger.error({ err: error, queue: name }, 'queue connection error'));
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+
+  return {
+    backend: 'bullmq',
+    async add(queue, name, data, addOptions) {
+      assertValidJob(queue, addOptions);
+      // An existing jobId makes BullMQ return the existing job without adding: that is the dedupe.
+      await queueFor(queue).add(name, data, {
+        jobId: addOptions.jobId,
+        delay: addOptions.delayMs ?? 0,
+        attempts: addOptions.attempts ?? DEFAULT_ATTEMPTS,
+        backoff: { type: 'exponential', delay: addOptions.backoffMs ?? DEFAULT_BACKOFF_MS },
+        removeOnComplete: { age: JOB_RETENTION_SECONDS.completed },
+        removeOnFail: { age: JOB_RETENTION_SECONDS.failed },
+      });
+    },
+    async process(queue, handler, processOptions = {}) {
+      assertValidQueueName(queue);
+      if (workers.has(queue)) throw new Error(`Queue ${queue} already has a consumer in this process`);
+      const worker = new Worker<JsonValue>(
+        queue,
+        (job: Job<JsonValue>) => handler({ id: String(job.id), name: job.name, data: job.data, attempt: job.attemptsStarted }),
+        { connection: workerConnection, prefix, concurrency: processOptions.concurrency ?? 1 },
+      );
+      worker.on('error', (error) => logger.error({ err: error, queue }, 'queue worker error'));
+      worker.on('failed', (job, error) => logger.warn({ err: error, queue, jobId: job?.id, attempt: job?.attemptsStarted }, 'job run failed'));
+      workers.set(queue, worker);
+      await worker.waitUntilReady();
+    },
+    async getJob(queue, jobId) {
+      const job = await queueFor(queue).getJob(jobId);
+      if (!job) return null;
+      return {
+        id: jobId,
+        name: job.name,
+        status: toJobStatus(await job.getState()),
+        attemptsStarted: job.attemptsStarted,
+        lastError: job.failedReason || null,
+      };
+    },
+    async close() {
+      // Workers first: each waits for its running jobs before its connections close.
+      await Promise.all([...workers.values()].map((worker) => worker.close()));
+      await Promise.all([...queues.values()].map((queue) => queue.close()));
+      workers.clear();
+      queues.clear();
+      await Promise.all([producerConnection.quit(), workerConnection.quit()]);
+    },
+  };
+}
+
+function toJobStatus(state: string): JobInfo['status'] {
+  if (state === 'active' || state === 'completed' || state === 'failed') return state;
+  // delayed (including a backoff between runs), prioritized, waiting-children: all still to run.
+  return 'waiting';
+}
