@@ -1,4 +1,4 @@
-import fc from 'fast-check';
+import * as fc from 'fast-check';
 import type { Phase, WorkflowTransitionValue } from '../../machines/workflow.schema.ts';
 
 export const ROLES = ['admin', 'dispatcher', 'driver', 'customer'] as const;
