@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENTS_QUEUE } from '../../engine/outbox/outbox-relay.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { jobRequest, stateIds } from '../support/job-fixtures.ts';
+import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+let server: TestServer;
+let acme: SiteFixture;
+let env: Record<string, string>;
+const started: ServerProcess[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
+  // Only the server processes under test may relay this database's outbox.
+  await server.services.outboxRelay.stop();
+  acme = await createSiteFixture(server, 'acme');
+  env = {
+    DATABASE_URL: server.databaseUrl,
+    REDIS_URL: server.services.config.redisUrl!,
+    REDIS_PREFIX: server.services.config.redisPrefix,
+    SECRET_KEY: server.services.config.secretKey,
+    RATE_LIMIT_POINTS: '100000',
+  };
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(started.map((p) => p.kill('SIGKILL')));
+  await server.close();
+});
+
+type Seen = { state: string; version: number; allowed: string[] };
+
+/** Runs `work` for 0..count-1, eight at a time. */
+async function inParallel(count: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < count) await work(next++);
+  }));
+}
+
+async function observe(process: ServerProcess, ids: string[]): Promise<Map<string, Seen>> {
+  const client = process.client('acme').as({ apiKey: acme.keys.dispatcher });
+  const seen: [string, Seen][] = [];
+  await inParallel(ids.length, async (i) => {
+    const timeline = await client.get<{ data: { current_state_id: string; version: number; allowed_moves: { key: string }[] } }>(`/api/job/${ids[i]}/timeline`);
+    seen[i] = [ids[i]!, { state: timeline.body.data.current_state_id, version: timeline.body.data.version, allowed: timeline.body.data.allowed_moves.map((m) => m.key) }];
+  });
+  return new Map(seen);
+}
+
+async function outboxFacts() {
+  return inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
+    const [row] = await em.execute<{ outbox: string; pending: string; events: string }[]>(
+      `select (select count(*) from outbox) as outbox, (select count(*) from outbox where relayed_at is null) as pending,
+              (select count(*) from audit_record where (entity_type = 'Job' and action = 'create') or action = 'state_change') as events`,
+    );
+    const ids: { id: string }[] = await em.execute('select id from outbox');
+    return { outbox: Number(row!.outbox), pending: Number(row!.pending), events: Number(row!.events), ids: ids.map((r) => r.id) };
+  });
+}
+
+describe('a crash (kill -9) and a restart', () => {
+  it('keep every job state, version and allowed move, and lose or duplicate no outbox event', async () => {
+    const first = await startServerProcess(env);
+    started.push(first);
+    const client = first.client('acme').as({ apiKey: acme.keys.dispatcher });
+    const states = await stateIds(client, 'job');
+    const paths = [[], ['dispatched'], ['dispatched', 'accepted'], ['dispatched', 'accepted', 'in_progress'], ['cancelled'], ['dispatched', 'created']];
+    const ids: string[] = [];
+    const failures: string[] = [];
+    await inParallel(200, async (i) => {
+      const created = await client.post<{ data: { id: string } }>('/api/job', jobRequest({ customer_email: `c${i % 7}@shop.example` }));
+      if (created.status !== 201) failures.push(created.text);
+      ids[i] = created.body.data.id;
+      for (const key of paths[i % paths.length]!) {
+        const moved = await client.post('/api/job/state', { job_id: ids[i], workflow_state_id: states[key] });
+        if (moved.status !== 200) failures.push(moved.text);
+      }
+    });
+    expect(failures).toEqual([]);
+    const before = await observe(first, ids);
+    await first.kill('SIGKILL');
+
+    const afterCrash = await outboxFacts();
+    expect(afterCrash.outbox).toBe(afterCrash.events);
+
+    const second = await startServerProcess(env);
+    started.push(second);
+    expect(await observe(second, ids)).toEqual(before);
+    await waitFor('the restarted relay to drain the outbox', async () => (await outboxFacts()).pending === 0, 15_000);
+    const relayed = await outboxFacts();
+    expect(relayed.outbox).toBe(afterCrash.outbox);
+    const queued = await Promise.all(relayed.ids.map((id) => server.services.queue.getJob(EVENTS_QUEUE, id)));
+    expect(queued.filter((job) => job === null)).toHaveLength(0);
+    expect(new Set(queued.map((job) => job!.id)).size).toBe(relayed.outbox);
+  }, 180_000);
+});
