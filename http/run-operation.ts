@@ -1,5 +1,5 @@
 import { getRequestIP, getRouterParams, type H3Event } from 'h3';
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 import type { Services } from '../app/services.ts';
 import type { Site } from '../persistence/entities/site.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
@@ -12,6 +12,9 @@ import { readJsonBody, readQuery, readRequestId } from './request-input.ts';
 import { parseHost } from './tenancy.ts';
 import { describeErrors, parseInput, validatorFor } from './validation.ts';
 
+/** Request ids: a monotonic ULID factory draws randomness once per millisecond, plain `ulid()` 16 times per id. */
+const nextRequestId = monotonicFactory();
+
 /**
  * The request pipeline of every operation, in this order: host → site, credential → principal, rate limit,
  * permission, input validation, handler, (in tests) response validation. Every outcome is `{data}` or
@@ -20,7 +23,7 @@ import { describeErrors, parseInput, validatorFor } from './validation.ts';
 export async function runOperation(services: Services, operation: Operation, event: H3Event): Promise<unknown> {
   const started = performance.now();
   const now = services.clock.now().getTime();
-  const requestId = readRequestId(event.req.headers, ulid);
+  const requestId = readRequestId(event.req.headers, () => nextRequestId());
   event.res.headers.set('x-request-id', requestId);
   let site: Site | null = null;
   let principal: Principal | null = null;

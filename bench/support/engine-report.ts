@@ -1,0 +1,31 @@
+import type { MemoryResult, RateResult } from './actor-memory.ts';
+import type { LoopResult } from './command-load.ts';
+import { formatGrid, whole } from './grid.ts';
+import type { QueryCount } from './query-counter.ts';
+
+export type CommandRow = LoopResult & { ratioToRaw: number; queries: QueryCount | undefined };
+
+/** The three tables (idle actors, machine operations, command workloads) and the statements behind each command. */
+export function formatEngineReport(memory: MemoryResult[], rates: RateResult[], rows: CommandRow[]): string {
+  const memoryTable = formatGrid(
+    ['idle actors', 'actors', 'heap MiB', 'bytes/actor', 'actors/GiB'],
+    memory.map((m) => [m.source, whole(m.actors), (m.heapBytes / 2 ** 20).toFixed(1), whole(m.bytesPerActor), whole(m.actorsPerGiB)]),
+  );
+  const rateTable = formatGrid(['machine operation (no I/O)', 'ops/s'], rates.map((r) => [r.operation, whole(r.perSecond)]));
+  const loopTable = formatGrid(
+    ['workload', 'ops/s', 'p50 ms', 'p99 ms', 'CPU ms/op', 'SQL/op (own + relay)', 'ratio to raw'],
+    rows.map((r) => {
+      const q = r.queries?.perOperation;
+      const sql = q ? `${(q.command + q.none).toFixed(1)} + ${q.relay.toFixed(1)}` : '';
+      return [r.workload, whole(r.perSecond), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), r.cpu.msPerOperation.toFixed(3), sql, `${r.ratioToRaw.toFixed(2)}×`];
+    }),
+  );
+  const statements = rows
+    .filter((r, i) => r.queries && rows.findIndex((o) => o.queries === r.queries) === i)
+    .map((r) => {
+      const q = r.queries!;
+      const lines = q.statements.map((s) => `  ${s.perOperation.toFixed(2)}  [${s.owner}] ${s.statement}`);
+      return `${r.workload}: ${q.perOperation.total.toFixed(1)} statements per operation, one at a time (${q.operations} counted)\n${lines.join('\n')}`;
+    });
+  return [memoryTable, rateTable, loopTable, statements.join('\n')].join('\n\n');
+}

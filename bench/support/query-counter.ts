@@ -1,0 +1,63 @@
+import { Client } from 'pg';
+
+/** Which transaction a statement ran in: a command's, the outbox relay's (it takes the relay's advisory lock), or none. */
+export type Owner = 'command' | 'relay' | 'none';
+
+export type QueryCount = {
+  operations: number;
+  /** Statements (each one a round trip to PostgreSQL) per operation, in total and by owner. */
+  perOperation: Record<Owner | 'total', number>;
+  statements: { owner: Owner; statement: string; perOperation: number }[];
+};
+
+/** `insert into "outbox" ("id", ...` → `insert into "outbox"`: the statement's verb and table, without its columns. */
+function shape(text: string): string {
+  const sql = text.replace(/\s+/g, ' ').trim();
+  const head = /^(select set_config|select pg_advisory_xact_lock|begin|commit|rollback|savepoint|release savepoint|insert into \S+|update \S+|delete from \S+|select .*? from \S+)/i.exec(sql);
+  return (head?.[1] ?? sql.slice(0, 60)).toLowerCase();
+}
+
+/**
+ * Counts the SQL statements sent while `operations` run one at a time, by wrapping the `pg` Client's `query` for
+ * that window only: MikroORM (through knex) and every pool share the one `pg` module, so nothing in the engine
+ * changes. Statements are grouped per connection into transactions (BEGIN … COMMIT), so the relay's passes (kicked
+ * after each commit, on their own connection) are told apart from the commands'. A diagnostic, never run while
+ * measuring.
+ */
+export async function countQueries(count: number, operation: (i: number) => Promise<void>): Promise<QueryCount> {
+  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const open = new WeakMap<object, string[]>();
+  const seen = new Map<string, number>();
+  const tally = (owner: Owner, statements: string[]) => {
+    for (const statement of statements) seen.set(`${owner}\t${statement}`, (seen.get(`${owner}\t${statement}`) ?? 0) + 1);
+  };
+  prototype.query = function (this: object, ...args: unknown[]) {
+    const first = args[0];
+    const statement = shape(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
+    const transaction = statement === 'begin' ? [] : open.get(this);
+    if (statement === 'begin') open.set(this, transaction!);
+    if (!transaction) tally('none', [statement]);
+    else transaction.push(statement);
+    if (transaction && (statement === 'commit' || statement === 'rollback')) {
+      open.delete(this);
+      tally(transaction.includes('select pg_advisory_xact_lock') ? 'relay' : 'command', transaction);
+    }
+    return original.apply(this, args);
+  };
+  try {
+    for (let i = 0; i < count; i++) await operation(i);
+    // The relay pass kicked by the last commit runs on the next macrotask: let it finish inside the window.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    prototype.query = original;
+  }
+  const statements = [...seen]
+    .map(([key, n]) => {
+      const [owner, statement] = key.split('\t') as [Owner, string];
+      return { owner, statement, perOperation: n / count };
+    })
+    .sort((a, b) => a.owner.localeCompare(b.owner) || b.perOperation - a.perOperation);
+  const sum = (owner?: Owner) => statements.filter((s) => !owner || s.owner === owner).reduce((total, s) => total + s.perOperation, 0);
+  return { operations: count, perOperation: { total: sum(), command: sum('command'), relay: sum('relay'), none: sum('none') }, statements };
+}
