@@ -16,7 +16,7 @@
  * - After the measured phases, a few commands run one at a time with every SQL statement counted (the round trips
  *   each command costs), and the audit and outbox rows are checked against the commands that succeeded.
  *
- * Run: `npm run bench:engine` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
+ * Run: `npm run bench:engine`, i.e. `node --expose-gc --import tsx bench/engine.ts` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';

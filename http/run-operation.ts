@@ -1,5 +1,5 @@
+import { randomUUID } from 'node:crypto';
 import { getRequestIP, getRouterParams, type H3Event } from 'h3';
-import { monotonicFactory } from 'ulid';
 import type { Services } from '../app/services.ts';
 import type { Site } from '../persistence/entities/site.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
@@ -12,9 +12,6 @@ import { readJsonBody, readQuery, readRequestId } from './request-input.ts';
 import { parseHost } from './tenancy.ts';
 import { describeErrors, parseInput, validatorFor } from './validation.ts';
 
-/** Request ids: a monotonic ULID factory draws randomness once per millisecond, plain `ulid()` 16 times per id. */
-const nextRequestId = monotonicFactory();
-
 /**
  * The request pipeline of every operation, in this order: host → site, credential → principal, rate limit,
  * permission, input validation, handler, (in tests) response validation. Every outcome is `{data}` or
@@ -23,7 +20,8 @@ const nextRequestId = monotonicFactory();
 export async function runOperation(services: Services, operation: Operation, event: H3Event): Promise<unknown> {
   const started = performance.now();
   const now = services.clock.now().getTime();
-  const requestId = readRequestId(event.req.headers, () => nextRequestId());
+  // A UUID: Node draws it from a cached entropy pool (a ULID costs 16 random-byte calls, ~18% of a cached GET).
+  const requestId = readRequestId(event.req.headers, randomUUID);
   event.res.headers.set('x-request-id', requestId);
   let site: Site | null = null;
   let principal: Principal | null = null;

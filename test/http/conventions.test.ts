@@ -51,8 +51,10 @@ describe('errors', () => {
   it('puts a request id on every response, echoing a sane one from the caller', async () => {
     const ok = await acme.as.admin.get('/api/auth/me');
     const failed = await server.client('acme').get('/api/auth/me');
-    expect(ok.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
-    expect(failed.headers['x-request-id']).toMatch(/^[0-9A-Z]{26}$/);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(ok.headers['x-request-id']).toMatch(uuid);
+    expect(failed.headers['x-request-id']).toMatch(uuid);
+    expect(ok.headers['x-request-id']).not.toBe(failed.headers['x-request-id']);
     const echoed = await server.client('acme').as({ apiKey: acme.keys.admin, headers: { 'x-request-id': 'trace-123' } }).get('/api/auth/me');
     expect(echoed.headers['x-request-id']).toBe('trace-123');
   });

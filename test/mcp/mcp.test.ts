@@ -9,12 +9,19 @@ import { startFakeListApi } from './fake-list-api.ts';
  * flow test below stays as it is.
  */
 const CREATE_CASE = {
-  search: 'create address',
-  operationId: 'address.create',
-  route: 'POST /address',
-  bodyField: 'street_address' as const,
-  body: { street_address: '1 Connector Way', city: 'Springfield', point: { lat: 40.1, lng: -75.2 } },
-  readBack: (id: string) => `/api/address?id=${id}`,
+  search: 'create job with stops',
+  operationId: 'job.create',
+  route: 'POST /job',
+  bodyField: 'customer_notes' as const,
+  body: {
+    customer_email: 'agent-customer@shop.example',
+    customer_notes: 'booked by an AI agent',
+    stops: [
+      { type: 'pickup', street_address: '1 Connector Way', city: 'Springfield', point: { lat: 40.1, lng: -75.2 } },
+      { type: 'dropoff', street_address: '9 Protocol Ave', city: 'Springfield', point: { lat: 40.2, lng: -75.1 } },
+    ],
+  },
+  readBack: (id: string) => `/api/job/${id}`,
 };
 
 const SITE = 'mcpsite';
