@@ -85,7 +85,7 @@ describe('generated workflows through the API and the engine', () => {
             observed.push(`200 ${key} v${response.body.data.version}`);
           } else if (response.status === 409) {
             const unchanged = (await writes()) === before;
-            observed.push(`409 ${String(response.body.code)}${unchanged ? ', nothing written' : ', WROTE'}`);
+            observed.push(`409 ${String((response.body as unknown as { code?: string }).code)}${unchanged ? ', nothing written' : ', WROTE'}`);
           } else {
             observed.push(String(response.status));
           }
