@@ -9,6 +9,7 @@ import { CredentialCache } from '../http/auth/credential-cache.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { SiteDirectory } from '../http/tenancy.ts';
 import { openDatabase, type Database } from '../persistence/database.ts';
+import { FieldCrypto } from '../persistence/field-crypto.ts';
 import type { Config } from './config.ts';
 
 /** Everything a request, a job or a script needs, built once and passed in (never imported as singletons). */
@@ -28,6 +29,8 @@ export type Services = {
   queue: DurableQueue;
   /** Moves committed outbox rows to the `events` queue; kicked after every command commit. */
   outboxRelay: OutboxRelay;
+  /** Encrypts secret columns (AES-256-GCM, key from SECRET_KEY). */
+  crypto: FieldCrypto;
   close(): Promise<void>;
 };
 
@@ -61,6 +64,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     engine,
     queue,
     outboxRelay,
+    crypto: new FieldCrypto(config.secretKey),
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
     credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
     sites: new SiteDirectory(db.orm),

@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   job: 'job',
   stop: 'stp',
   outbox: 'obx',
+  webhook: 'whk',
+  webhookDelivery: 'whd',
   serviceType: 'svt',
   option: 'opt',
 } as const;

@@ -7,6 +7,8 @@ import { MailMessageSchema } from './mail-message.entity.ts';
 import { OptionSchema } from './option.entity.ts';
 import { JobSchema } from './job.entity.ts';
 import { StopSchema } from './stop.entity.ts';
+import { WebhookDeliverySchema } from './webhook-delivery.entity.ts';
+import { WebhookSubscriptionSchema } from './webhook-subscription.entity.ts';
 import { WorkflowSchema } from './workflow.entity.ts';
 import { OutboxMessageSchema } from './outbox-message.entity.ts';
 import { OrganizationSchema } from './organization.entity.ts';
@@ -35,4 +37,6 @@ export const ALL_ENTITIES = [
   WorkflowSchema,
   JobSchema,
   StopSchema,
+  WebhookSubscriptionSchema,
+  WebhookDeliverySchema,
 ];

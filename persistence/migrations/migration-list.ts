@@ -3,6 +3,7 @@ import { Foundation0001 } from './0001-foundation.ts';
 import { Engine0002 } from './0002-engine.ts';
 import { Queue0003 } from './0003-queue.ts';
 import { Catalog0004 } from './0004-catalog.ts';
+import { Webhooks0005 } from './0005-webhooks.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0002-engine', class: Engine0002 },
   { name: '0003-queue', class: Queue0003 },
   { name: '0004-catalog', class: Catalog0004 },
+  { name: '0005-webhooks', class: Webhooks0005 },
 ];
