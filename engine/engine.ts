@@ -2,7 +2,7 @@ import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import type { Clock } from './clock.ts';
-import { applyTransition, type Applied, type CommandActor, type CommandScope, type EntityKind, type TransitionRequest } from './commands/apply-transition.ts';
+import { applyTransition, writePendingRecords, type Applied, type CommandActor, type CommandScope, type EntityKind, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
@@ -44,9 +44,13 @@ export function createEngine(deps: EngineDeps): Engine {
       for (let attempt = 1; ; attempt += 1) {
         const touched: CommandScope['touched'] = new Map();
         try {
-          const result = await inTenantScope(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, (em: EntityManager) =>
-            work({ em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched }),
-          );
+          const result = await inTenantScope(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
+            const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] } };
+            const value = await work(scope);
+            // The transitions' audit records and outbox rows, after every row they describe (one statement).
+            await writePendingRecords(scope);
+            return value;
+          });
           for (const [id, entry] of touched) registry.set(ctx.siteId, id, { ...entry, lastUsedAt: deps.clock.now().getTime() });
           for (const listener of listeners) listener();
           return result;

@@ -17,11 +17,23 @@ export type AuditEntry = {
 
 const SECRET_KEY_PATTERN = /password|secret|token|api_key|key_hash|credential/i;
 
-/**
- * Appends an audit record to the unit of work: it commits in the same transaction as the change it describes.
- * Values of secret-looking fields are masked in before, after and the diff.
- */
-export function recordAudit(em: EntityManager, actor: AuditActor, entry: AuditEntry): void {
+/** An audit record's column values (camelCase), secrets masked: what `recordAudit` writes, for callers writing SQL. */
+export type AuditRecordValues = {
+  id: string;
+  siteId: string | null;
+  userId: string | null;
+  applicationId: string | null;
+  action: string;
+  entityType: string;
+  entityId: string;
+  changes: Record<string, unknown>;
+  previousData: Record<string, unknown> | null;
+  newData: Record<string, unknown> | null;
+  requestId: string | null;
+};
+
+/** The audit record for `entry`, with a new id. Values of secret-looking fields are masked in before, after and the diff. */
+export function auditRecordValues(actor: AuditActor, entry: AuditEntry): AuditRecordValues {
   const before = entry.before ? maskSecrets(entry.before) : null;
   const after = entry.after ? maskSecrets(entry.after) : null;
   const changes = Object.fromEntries(
@@ -30,7 +42,7 @@ export function recordAudit(em: EntityManager, actor: AuditActor, entry: AuditEn
       SECRET_KEY_PATTERN.test(key) ? { from: mask(change.from), to: mask(change.to) } : change,
     ]),
   );
-  em.create(AuditRecordSchema, {
+  return {
     id: newId('audit'),
     siteId: entry.siteId,
     userId: actor.userId,
@@ -42,7 +54,15 @@ export function recordAudit(em: EntityManager, actor: AuditActor, entry: AuditEn
     previousData: before,
     newData: after,
     requestId: actor.requestId,
-  });
+  };
+}
+
+/**
+ * Appends an audit record to the unit of work: it commits in the same transaction as the change it describes.
+ * Values of secret-looking fields are masked in before, after and the diff.
+ */
+export function recordAudit(em: EntityManager, actor: AuditActor, entry: AuditEntry): void {
+  em.create(AuditRecordSchema, auditRecordValues(actor, entry));
 }
 
 /** `{field: {from, to}}` for every top-level field whose JSON value differs. */

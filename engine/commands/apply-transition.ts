@@ -1,14 +1,13 @@
+import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot } from '../../machines/entity-machine.ts';
-import { allowedMoves, applyEvent, currentState, persistSnapshot, restoreSnapshot } from '../../machines/entity-snapshot.ts';
+import { allowedMoves, applyEvent, currentState, persistSnapshot, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
-import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
-import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
-import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
-import { appendOutbox } from '../../persistence/outbox.ts';
+import { auditRecordValues, type AuditActor, type AuditRecordValues } from '../../persistence/audit.ts';
+import { insertAuditAndOutbox, type DomainEvent } from '../../persistence/outbox.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
-import { toJobData, toStopData } from '../jobs/job-view.ts';
+import { jobFromRow, stopFromRow, toJobData, toStopData, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
 import type { ActorRegistry } from '../runtime/actor-registry.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
@@ -19,6 +18,12 @@ export type TransitionRequest = { kind: 'move'; toStateId: string } | { kind: 'p
 
 export type CommandActor = AuditActor & { role: ActingRole };
 
+/**
+ * Audit records and outbox events of the command's transitions, written together by `writePendingRecords` at the
+ * end of the command (one statement), in the order the transitions happened.
+ */
+export type PendingRecords = { audits: AuditRecordValues[]; events: DomainEvent[] };
+
 /** One command's unit of work: its transaction, who acts, and the actors it touched (cached after commit). */
 export type CommandScope = {
   em: EntityManager;
@@ -27,20 +32,46 @@ export type CommandScope = {
   clock: Clock;
   registry: ActorRegistry;
   touched: Map<string, { snapshot: EntitySnapshot; version: number; workflowId: string }>;
+  pending: PendingRecords;
 };
 
 export type Applied = {
   kind: EntityKind;
-  entity: Job | Stop;
+  entity: JobRecord | StopRecord;
   workflow: Workflow;
   from: { id: string; key: string; phase: string };
   to: { id: string; key: string; phase: string };
 };
 
+/** Writes the audit records and outbox rows the command's transitions collected (see `PendingRecords`). */
+export async function writePendingRecords(scope: CommandScope): Promise<void> {
+  const { audits, events } = scope.pending;
+  if (audits.length === 0 && events.length === 0) return;
+  scope.pending = { audits: [], events: [] };
+  await insertAuditAndOutbox(scope.em, audits, events);
+}
+
+/** Reads a job (not deleted) or a stop of the scope's site, as the command path uses it. */
+export async function loadEntity(scope: CommandScope, kind: EntityKind, id: string): Promise<JobRecord | StopRecord | null> {
+  const sql = kind === 'job' ? 'select * from job where id = ? and site_id = ? and deleted_at is null' : 'select * from stop where id = ? and site_id = ?';
+  const [row] = await scope.em.execute<EntityRow[]>(sql, [id, scope.siteId]);
+  return row ? fromRow(kind, row) : null;
+}
+
+const fromRow = (kind: EntityKind, row: EntityRow): JobRecord | StopRecord => (kind === 'job' ? jobFromRow(row) : stopFromRow(row));
+
+/** A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event. */
+type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date };
+
 /**
  * Applies one transition inside the command's transaction: `can()` first (409 INVALID_TRANSITION naming the
- * current state and the allowed moves, nothing written), then the row update under the optimistic version check,
- * the audit record and the `<kind>:state_change` outbox event.
+ * current state and the allowed moves, nothing written), then the row update under the optimistic version check
+ * (`... where version = ? returning *`); the audit record and the `<kind>:state_change` outbox event are collected
+ * in `scope.pending`, written at the end of the command.
+ *
+ * The row is read first unless `loaded` gives it, or the actor is known (touched earlier in this command, or cached
+ * in the registry) with its version: then the versioned update alone checks it, and a miss (a stale cache, a
+ * refused move, an unknown entity) falls back to reading the row, so the outcome is the same as reading it first.
  * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
  */
 export async function applyTransition(
@@ -49,38 +80,107 @@ export async function applyTransition(
   id: string,
   request: TransitionRequest,
   notes: { cancellationNotes?: string } = {},
+  loaded?: JobRecord | StopRecord,
 ): Promise<Applied> {
-  const { em, siteId, actor } = scope;
-  const entity: Job | Stop | null =
-    kind === 'job' ? await em.findOne(JobSchema, { id, deletedAt: null }) : await em.findOne(StopSchema, { id });
-  if (!entity) throw DomainError.notFound(kind === 'job' ? 'Job' : 'Stop', id);
-  const workflow = await workflowById(em, entity.workflowId);
-  const machine = buildEntityMachine(workflow);
+  const { siteId, actor } = scope;
   const cached = scope.registry.get(siteId, id, scope.clock.now().getTime());
-  const snapshot = cached && cached.version === entity.version ? cached.snapshot : restoreSnapshot(machine, entity.snapshot);
+  const known = scope.touched.get(id) ?? cached;
+  if (!loaded && known) {
+    const planned = await plan(scope, kind, known.workflowId, known.snapshot, request, notes);
+    if (planned) {
+      const row = await update(scope, kind, id, known.version, planned, notes);
+      if (row) return applied(scope, kind, id, row, planned);
+      // A stale cache hit (or the row is gone): forget it, and read the row.
+      if (known === cached) scope.registry.drop(siteId, id);
+    }
+  }
+  const entity = loaded ?? (await loadEntity(scope, kind, id));
+  if (!entity) throw DomainError.notFound(kind === 'job' ? 'Job' : 'Stop', id);
+  const workflow = await workflowById(scope.em, entity.workflowId);
+  const machine = buildEntityMachine(workflow);
+  const inScope = scope.touched.get(id);
+  const snapshot =
+    inScope && inScope.version === entity.version
+      ? inScope.snapshot
+      : cached && cached.version === entity.version
+        ? cached.snapshot
+        : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
   const event = toEvent(workflow, kind, request, actor.role, notes);
   const next = applyEvent(machine, snapshot, event);
-  const from = currentState(workflow, snapshot);
   if (!next) throw invalidTransition(kind, id, workflow, snapshot, request, actor.role);
+  const planned = { workflow, snapshot, next, event, now: scope.clock.now() };
+  const row = await update(scope, kind, id, entity.version, planned, notes);
+  if (!row) throw OptimisticLockError.lockFailed(kind === 'job' ? 'Job' : 'Stop');
+  return applied(scope, kind, id, row, planned);
+}
+
+/** The move from a known snapshot, or null when it would be refused (or the request is invalid): the caller then reads the row. */
+async function plan(
+  scope: CommandScope,
+  kind: EntityKind,
+  workflowId: string,
+  snapshot: EntitySnapshot,
+  request: TransitionRequest,
+  notes: { cancellationNotes?: string },
+): Promise<Planned | null> {
+  const workflow = await workflowById(scope.em, workflowId);
+  if (request.kind === 'move' && !workflow.states.some((s) => s.id === request.toStateId)) return null;
+  const event = toEvent(workflow, kind, request, scope.actor.role, notes);
+  const next = applyEvent(buildEntityMachine(workflow), snapshot, event);
+  return next ? { workflow, snapshot, next, event, now: scope.clock.now() } : null;
+}
+
+/** `update ... where version = ? returning *`: the updated row, or undefined when the version (or the row) is not the one expected. */
+async function update(
+  scope: CommandScope,
+  kind: EntityKind,
+  id: string,
+  version: number,
+  planned: Planned,
+  notes: { cancellationNotes?: string },
+): Promise<EntityRow | undefined> {
+  const to = currentState(planned.workflow, planned.next);
+  const { now } = planned;
+  const sets = ['workflow_state_id = ?', 'phase = ?', 'snapshot = ?', 'version = version + 1', 'updated_at = ?'];
+  // updated_at as the ORM's onUpdate sets it: the wall clock, not the injected one.
+  const params: unknown[] = [to.id, to.phase, JSON.stringify(persistSnapshot(planned.next)), new Date()];
+  if (notes.cancellationNotes !== undefined && to.phase === 'cancelled') {
+    sets.push('cancellation_notes = ?');
+    params.push(notes.cancellationNotes);
+  }
+  if (to.phase === 'completed') {
+    sets.push('completed_at = ?');
+    params.push(now);
+  }
+  if (kind === 'job' && to.phase === 'cancelled') {
+    sets.push('cancelled_at = ?');
+    params.push(now);
+  }
+  const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
+  params.push(id, scope.siteId, version);
+  const [row] = await scope.em.execute<EntityRow[]>(`update ${kind} set ${sets.join(', ')} where ${where} returning *`, params);
+  return row;
+}
+
+/** Collects the audit record and the outbox event of a written move, and remembers the actor for the command's end. */
+function applied(scope: CommandScope, kind: EntityKind, id: string, row: EntityRow, planned: Planned): Applied {
+  const { siteId, actor } = scope;
+  const { workflow, snapshot, next, event, now } = planned;
+  const entity = fromRow(kind, row);
+  const from = currentState(workflow, snapshot);
   const to = currentState(workflow, next);
-  const now = scope.clock.now();
-  entity.workflowStateId = to.id;
-  entity.phase = to.phase;
-  entity.snapshot = persistSnapshot(next);
-  if (notes.cancellationNotes !== undefined && to.phase === 'cancelled') entity.cancellationNotes = notes.cancellationNotes;
-  if (to.phase === 'completed') entity.completedAt = now;
-  if (kind === 'job' && to.phase === 'cancelled') (entity as Job).cancelledAt = now;
-  await em.flush();
-  recordAudit(em, actor, {
-    siteId,
-    action: 'state_change',
-    entityType: kind === 'job' ? 'Job' : 'Stop',
-    entityId: id,
-    before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
-    after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: event.type, role: actor.role },
-  });
-  const data = kind === 'job' ? toJobData(entity as Job, workflow) : toStopData(entity as Stop, workflow, null);
-  appendOutbox(em, {
+  scope.pending.audits.push(
+    auditRecordValues(actor, {
+      siteId,
+      action: 'state_change',
+      entityType: kind === 'job' ? 'Job' : 'Stop',
+      entityId: id,
+      before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
+      after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: event.type, role: actor.role },
+    }),
+  );
+  const data = kind === 'job' ? toJobData(entity as JobRecord, workflow) : toStopData(entity as StopRecord, workflow, null);
+  scope.pending.events.push({
     siteId,
     event: `${kind}:state_change`,
     entityType: kind,

@@ -1,6 +1,5 @@
-import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
-import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { DomainError } from '../domain-error.ts';
+import { stopFromRow, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
 import { applyTransition, type Applied, type CommandScope, type TransitionRequest } from './apply-transition.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
@@ -16,12 +15,10 @@ const TERMINAL = new Set(['completed', 'cancelled']);
 export async function applyCascades(scope: CommandScope, applied: Applied, notes: { cancellationNotes?: string }): Promise<void> {
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   if (applied.kind === 'job') {
-    const job = applied.entity as Job;
+    const job = applied.entity as JobRecord;
     if (applied.to.phase === 'cancelled') await eachStop(system, job.id, (phase) => !TERMINAL.has(phase), { kind: 'phase', event: 'cancel' }, notes);
     if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
-      job.driverUserId = null;
-      job.routeId = null;
-      await system.em.flush();
+      await leaveRouteAndDriver(system, job);
       await eachStop(system, job.id, (phase) => phase === 'assigned' || phase === 'in_progress', { kind: 'phase', event: 'return' });
     }
     if (applied.to.phase === 'assigned' && applied.from.phase === 'unassigned') {
@@ -29,12 +26,12 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
     }
     return;
   }
-  const jobId = (applied.entity as { jobId: string }).jobId;
+  const jobId = (applied.entity as StopRecord).jobId;
   if (applied.to.phase === 'in_progress') await attempt(system, jobId, { kind: 'phase', event: 'start' });
   if (TERMINAL.has(applied.to.phase) && applied.from.phase !== applied.to.phase) {
-    const stops = await system.em.find(StopSchema, { jobId });
+    const stops = await system.em.execute<{ phase: string }[]>('select phase from stop where job_id = ? and site_id = ?', [jobId, system.siteId]);
     if (stops.every((s) => TERMINAL.has(s.phase))) {
-      const job = await system.em.findOne(JobSchema, { id: jobId });
+      const [job] = await system.em.execute<{ phase: string }[]>('select phase from job where id = ? and site_id = ?', [jobId, system.siteId]);
       if (job && !TERMINAL.has(job.phase)) {
         const anyDone = stops.some((s) => s.phase === 'completed');
         if (anyDone && job.phase === 'assigned') await attempt(system, jobId, { kind: 'phase', event: 'start' });
@@ -44,6 +41,26 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   }
 }
 
+/**
+ * Clears the job's driver and route. Like any update of the row it bumps the version (when something changed),
+ * under the same optimistic check; the job was just written in this transaction, so the check cannot fail.
+ */
+async function leaveRouteAndDriver(scope: CommandScope, job: JobRecord): Promise<void> {
+  if (job.driverUserId === null && job.routeId === null) return;
+  const [row] = await scope.em.execute<{ version: number; updated_at: string }[]>(
+    `update job set driver_user_id = null, route_id = null, version = version + 1, updated_at = ?
+     where id = ? and site_id = ? and version = ? returning version, updated_at`,
+    [new Date(), job.id, scope.siteId, job.version],
+  );
+  if (!row) return;
+  job.driverUserId = null;
+  job.routeId = null;
+  job.version = row.version;
+  job.updatedAt = new Date(row.updated_at);
+  const touched = scope.touched.get(job.id);
+  if (touched) scope.touched.set(job.id, { ...touched, version: row.version });
+}
+
 async function eachStop(
   scope: CommandScope,
   jobId: string,
@@ -51,9 +68,10 @@ async function eachStop(
   request: TransitionRequest,
   notes: { cancellationNotes?: string } = {},
 ): Promise<void> {
-  const stops = await scope.em.find(StopSchema, { jobId }, { orderBy: { sortOrder: 'asc' } });
-  for (const stop of stops) {
-    if (matches(stop.phase)) await tryApply(scope, 'stop', stop.id, request, notes);
+  const rows = await scope.em.execute<EntityRow[]>('select * from stop where job_id = ? and site_id = ? order by sort_order asc', [jobId, scope.siteId]);
+  for (const row of rows) {
+    const stop = stopFromRow(row);
+    if (matches(stop.phase)) await tryApply(scope, 'stop', stop.id, request, notes, stop);
   }
 }
 
@@ -63,9 +81,16 @@ async function attempt(scope: CommandScope, jobId: string, request: TransitionRe
   if (applied) await applyCascades(scope, applied, {});
 }
 
-async function tryApply(scope: CommandScope, kind: 'job' | 'stop', id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Applied | null> {
+async function tryApply(
+  scope: CommandScope,
+  kind: 'job' | 'stop',
+  id: string,
+  request: TransitionRequest,
+  notes: { cancellationNotes?: string },
+  loaded?: StopRecord,
+): Promise<Applied | null> {
   try {
-    return await applyTransition(scope, kind, id, request, notes);
+    return await applyTransition(scope, kind, id, request, notes, loaded);
   } catch (error) {
     if (error instanceof DomainError && error.code === 'INVALID_TRANSITION') return null;
     throw error;

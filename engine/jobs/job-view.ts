@@ -13,11 +13,94 @@ function stateView(workflow: Workflow, stateId: string): StateView {
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 
+/** What the views read of a stop: an entity, or a row mapped by `stopFromRow`. */
+export type StopFields = Pick<
+  Stop,
+  | 'id' | 'jobId' | 'sortOrder' | 'type' | 'workflowStateId' | 'phase' | 'version' | 'addressId' | 'completeAfter' | 'completeBefore'
+  | 'contactName' | 'contactPhone' | 'contactPhoneCountry' | 'customerNotes' | 'driverNotes' | 'internalNotes' | 'cancellationNotes'
+  | 'completedAt' | 'createdAt' | 'updatedAt'
+>;
+
+/** What the views read of a job: an entity, or a row mapped by `jobFromRow`. */
+export type JobFields = Pick<
+  Job,
+  | 'id' | 'siteId' | 'workflowStateId' | 'phase' | 'version' | 'customerUserId' | 'serviceTypeId' | 'optionIds' | 'estimateId'
+  | 'driverUserId' | 'routeId' | 'customerNotes' | 'driverNotes' | 'internalNotes' | 'paymentMethod' | 'cancellationNotes'
+  | 'createdByUserId' | 'completedAt' | 'cancelledAt' | 'createdAt' | 'updatedAt'
+>;
+
+/** A `job` or `stop` row as `select *` / `returning *` gives it through `em.execute` (snake_case; timestamps as text). */
+export type EntityRow = Record<string, unknown>;
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+// The ORM parses timestamptz text the same way (`new Date(value)`).
+const date = (value: unknown): Date | null => (value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value)));
+
+/** A job row (raw SQL) as the fields the views and the command path read, plus its workflow and snapshot. */
+export function jobFromRow(row: EntityRow) {
+  return {
+    id: String(row.id),
+    siteId: String(row.site_id),
+    workflowId: String(row.workflow_id),
+    workflowStateId: String(row.workflow_state_id),
+    phase: String(row.phase),
+    version: Number(row.version),
+    snapshot: row.snapshot,
+    customerUserId: text(row.customer_user_id),
+    serviceTypeId: text(row.service_type_id),
+    optionIds: row.option_ids as string[],
+    estimateId: text(row.estimate_id),
+    driverUserId: text(row.driver_user_id),
+    routeId: text(row.route_id),
+    customerNotes: text(row.customer_notes),
+    driverNotes: text(row.driver_notes),
+    internalNotes: text(row.internal_notes),
+    paymentMethod: text(row.payment_method),
+    cancellationNotes: text(row.cancellation_notes),
+    createdByUserId: text(row.created_by_user_id),
+    completedAt: date(row.completed_at),
+    cancelledAt: date(row.cancelled_at),
+    createdAt: date(row.created_at)!,
+    updatedAt: date(row.updated_at)!,
+  } satisfies JobFields & { workflowId: string; snapshot: unknown };
+}
+
+/** A stop row (raw SQL) as the fields the views and the command path read, plus its workflow and snapshot. */
+export function stopFromRow(row: EntityRow) {
+  return {
+    id: String(row.id),
+    jobId: String(row.job_id),
+    workflowId: String(row.workflow_id),
+    workflowStateId: String(row.workflow_state_id),
+    phase: String(row.phase),
+    version: Number(row.version),
+    snapshot: row.snapshot,
+    sortOrder: Number(row.sort_order),
+    type: String(row.type),
+    addressId: String(row.address_id),
+    completeAfter: date(row.complete_after),
+    completeBefore: date(row.complete_before),
+    contactName: text(row.contact_name),
+    contactPhone: text(row.contact_phone),
+    contactPhoneCountry: text(row.contact_phone_country),
+    customerNotes: text(row.customer_notes),
+    driverNotes: text(row.driver_notes),
+    internalNotes: text(row.internal_notes),
+    cancellationNotes: text(row.cancellation_notes),
+    completedAt: date(row.completed_at),
+    createdAt: date(row.created_at)!,
+    updatedAt: date(row.updated_at)!,
+  } satisfies StopFields & { workflowId: string; snapshot: unknown };
+}
+
+export type JobRecord = ReturnType<typeof jobFromRow>;
+export type StopRecord = ReturnType<typeof stopFromRow>;
+
 /**
  * A stop as the API and the events show it (snake_case, RFC 3339). The address is embedded when known.
  * Internal notes are for staff: pass `forStaff: false` to leave them out.
  */
-export function toStopData(stop: Stop, workflow: Workflow, address: Address | null, forStaff = true) {
+export function toStopData(stop: StopFields, workflow: Workflow, address: Address | null, forStaff = true) {
   return {
     id: stop.id,
     job_id: stop.jobId,
@@ -47,7 +130,7 @@ export function toStopData(stop: Stop, workflow: Workflow, address: Address | nu
 export type StopData = ReturnType<typeof toStopData>;
 
 /** A job as the API and the events show it; `stops` when loaded (the detail view and job:create). */
-export function toJobData(job: Job, workflow: Workflow, stops?: StopData[], forStaff = true) {
+export function toJobData(job: JobFields, workflow: Workflow, stops?: StopData[], forStaff = true) {
   return {
     id: job.id,
     site_id: job.siteId,
