@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './app/config.ts';
 import { seedDemoIfEmpty } from './app/seed-demo.ts';
 import { startServer } from './app/server.ts';
 import { createServices } from './app/services.ts';
+import { startWebhookDelivery } from './engine/webhooks/start-webhook-delivery.ts';
 
 /** `npm start`: validate the environment, open the database, migrate, seed the demo on first start, serve. */
 async function main(): Promise<void> {
@@ -11,10 +12,13 @@ async function main(): Promise<void> {
   if (applied.length > 0) services.logger.info({ migrations: applied }, 'migrations applied');
   if (config.seedDemo) await seedDemoIfEmpty(services);
   const running = await startServer(services);
+  // Webhook workers run beside the relay that feeds them; tests start them with their own options instead.
+  const webhooks = await startWebhookDelivery(services);
   services.logger.info({ port: running.port, database: services.db.kind, redis: Boolean(services.redis) }, 'listening');
   const stop = async () => {
     await running.close();
     await services.close();
+    webhooks.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);

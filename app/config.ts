@@ -31,6 +31,7 @@ const EnvSchema = Type.Object({
   SEED_DEMO: Type.Boolean({ default: true }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   RESPONSE_VALIDATION: Type.Boolean({ default: false }),
+  WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -56,6 +57,8 @@ export type Config = {
   trustProxy: boolean;
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
   responseValidation: boolean;
+  /** Accept webhook URLs on loopback addresses (tests' local receivers); refused in production. */
+  webhookAllowLoopback: boolean;
 };
 
 export class ConfigError extends Error {}
@@ -81,6 +84,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment variable ${name}=${JSON.stringify(raw[name] ?? '')}: ${first.message}`);
   }
   const valid = env as Env;
+  if (valid.WEBHOOK_ALLOW_LOOPBACK && valid.NODE_ENV === 'production') {
+    // Loopback targets would let a tenant's webhook reach the platform's own services: production cannot opt in.
+    throw new ConfigError('Invalid environment variable WEBHOOK_ALLOW_LOOPBACK=true: not allowed when NODE_ENV=production');
+  }
   const dataDir = path.resolve(valid.DATA_DIR);
   return {
     env: valid.NODE_ENV,
@@ -100,6 +107,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: valid.SEED_DEMO,
     trustProxy: valid.TRUST_PROXY,
     responseValidation: valid.RESPONSE_VALIDATION,
+    webhookAllowLoopback: valid.WEBHOOK_ALLOW_LOOPBACK,
   };
 }
 

@@ -35,6 +35,9 @@ export const PERMISSIONS = {
   'job.state': ['admin', 'dispatcher', 'driver', 'customer'],
   'job.bulk': ['admin', 'dispatcher'],
   'stop.update': ['admin', 'dispatcher'],
+  // Admins only, reads included: a subscription sends the site's data off-platform, and its URL is often a
+  // credential in itself (chat and automation hooks carry a token in the path).
+  'webhook.manage': ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   outbox: 'obx',
   webhook: 'whk',
   webhookDelivery: 'whd',
+  webhookPing: 'whp',
   serviceType: 'svt',
   option: 'opt',
 } as const;

@@ -8,6 +8,9 @@ import { inTenantScope } from '../../persistence/tenant-scope.ts';
 /** The durable queue every outbox event goes to; its consumers fan out to webhooks, notifications and timers. */
 export const EVENTS_QUEUE = 'events';
 
+/** Runs of an `events` job before it is failed: with the 2 s exponential backoff, about 68 minutes of retries. */
+const EVENT_JOB_ATTEMPTS = 12;
+
 export type OutboxRelayOptions = {
   orm: MikroORM;
   queue: DurableQueue;
@@ -121,6 +124,7 @@ async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: Entity
       entity_id: row.entity_id,
       entity_version: row.entity_version,
     };
-    await queue.add(EVENTS_QUEUE, row.event, data, { jobId: row.id, transaction: tx });
+    // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
+    await queue.add(EVENTS_QUEUE, row.event, data, { jobId: row.id, transaction: tx, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 });
   }
 }

@@ -35,7 +35,16 @@ export type QueuedJob = {
 /** Runs one job. Throwing (or rejecting) fails this run: the job is retried with backoff while attempts remain. */
 export type JobHandler = (job: QueuedJob) => Promise<void>;
 
-export type ProcessOptions = { /** Jobs of this queue run at once in this process. Default 1. */ concurrency?: number };
+export type ProcessOptions = {
+  /** Jobs of this queue run at once in this process. Default 1. */
+  concurrency?: number;
+  /**
+   * How long a running job stays reserved for its worker without a renewal (ms; renewed while the handler runs).
+   * A job whose process died runs again once this expires, so a short lock recovers faster after a crash; the price
+   * is a second run if the event loop stalls longer than the lock. Default 30 000.
+   */
+  lockMs?: number;
+};
 
 export type JobStatus = 'waiting' | 'active' | 'completed' | 'failed';
 

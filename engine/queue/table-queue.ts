@@ -43,7 +43,8 @@ export function createTableQueue(options: TableQueueOptions): DurableQueue {
       if (closed) throw new Error('The queue is closed');
       if (consumers.has(queue)) throw new Error(`Queue ${queue} already has a consumer in this process`);
       const concurrency = processOptions.concurrency ?? 1;
-      consumers.set(queue, startConsumer(store, queue, handler, { ...settings, concurrency }));
+      const leaseMs = processOptions.lockMs ?? settings.leaseMs;
+      consumers.set(queue, startConsumer(store, queue, handler, { ...settings, leaseMs, concurrency }));
     },
     getJob: (queue, jobId) => store.get(queue, jobId),
     async close() {

@@ -14,6 +14,8 @@ import { organizationOperations } from './organization.operations.ts';
 import { serviceTypeOperations } from './service-type.operations.ts';
 import { siteOperations } from './site.operations.ts';
 import { userOperations } from './user.operations.ts';
+import { webhookOperations } from './webhook.operations.ts';
+import { webhookTestOperations } from './webhook-test.operations.ts';
 
 /** Every operation the API serves, in the order of the reference page. */
 export const ALL_OPERATIONS: Operation[] = [
@@ -32,4 +34,6 @@ export const ALL_OPERATIONS: Operation[] = [
   ...jobOperations,
   ...jobStateOperations,
   ...stopOperations,
+  ...webhookOperations,
+  ...webhookTestOperations,
 ];

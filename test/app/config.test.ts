@@ -18,6 +18,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRET_KEY/);
   });
 
+  it('keeps loopback webhook targets off by default and refuses to turn them on in production', () => {
+    expect(loadConfig({ NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(32) }).webhookAllowLoopback).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(32), WEBHOOK_ALLOW_LOOPBACK: 'true' }).webhookAllowLoopback).toBe(true);
+    const production = { NODE_ENV: 'production', SECRET_KEY: 'k'.repeat(32), WEBHOOK_ALLOW_LOOPBACK: 'true' };
+    expect(() => loadConfig(production)).toThrow(ConfigError);
+    expect(() => loadConfig(production)).toThrow(/WEBHOOK_ALLOW_LOOPBACK/);
+    expect(loadConfig({ ...production, WEBHOOK_ALLOW_LOOPBACK: 'false' }).webhookAllowLoopback).toBe(false);
+  });
+
   it('stops the server start with that message and a non-zero exit', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'main.ts'], {
       cwd: ROOT,

@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
+
+/** The durable queue of webhook deliveries: one job per attempt of one event to one subscription. */
+export const WEBHOOKS_QUEUE = 'webhooks';
+
+/** The event of `POST /webhook/test`. */
+export const PING_EVENT = 'webhook:ping';
+
+/**
+ * Runs of one delivery job that threw (the database or Redis was unreachable, a secret could not be decrypted).
+ * HTTP failures never throw: they are recorded and retried as new jobs on the webhook retry policy.
+ */
+const RUN_ATTEMPTS = 5;
+const RUN_BACKOFF_MS = 5000;
+
+/** What a delivery job carries. Snake case: it is stored as JSON in Redis or `queue_job`. */
+export type DeliveryJobData = {
+  /** The event's id (its outbox row id, or the ping's id): the `webhook-id` header and the body's `id`. */
+  event_id: string;
+  event: string;
+  site_id: string;
+  subscription_id: string;
+  /**
+   * The exact request body, serialized once when the event was fanned out, so every attempt sends the same bytes
+   * whatever the queue backend does to JSON key order (PostgreSQL's jsonb reorders keys).
+   */
+  body: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** When the event was fanned out to this subscription (ISO): a deactivation after it drops the delivery. */
+  queued_at: string;
+  /** A test ping: one attempt, delivered even to an inactive subscription, never deactivates it. */
+  ping: boolean;
+};
+
+/**
+ * `${eventId}.${subscriptionId}` for the first attempt (fan-out run twice adds it once), then `.${attempt}` for each
+ * retry. Never `:` (BullMQ's rule): event and subscription ids are prefixed ULIDs.
+ */
+export function deliveryJobId(eventId: string, subscriptionId: string, attempt: number): string {
+  return attempt === 1 ? `${eventId}.${subscriptionId}` : `${eventId}.${subscriptionId}.${attempt}`;
+}
+
+/** The request body: the spec's envelope `{event, timestamp, data}` plus the event id (`id`, stable across retries). */
+export function serializeEnvelope(eventId: string, event: string, timestamp: string, data: JsonValue): string {
+  return JSON.stringify({ id: eventId, event, timestamp, data });
+}
+
+/**
+ * Adds one delivery attempt. In `transaction` (the table queue writes it there, so the next attempt commits with
+ * the record of the failed one); BullMQ adds at once, and the job id makes a repeated add a no-op.
+ */
+export async function enqueueDelivery(
+  queue: DurableQueue,
+  data: DeliveryJobData,
+  options: { delayMs?: number; transaction?: EntityManager } = {},
+): Promise<void> {
+  await queue.add(WEBHOOKS_QUEUE, data.event, data, {
+    jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt),
+    attempts: RUN_ATTEMPTS,
+    backoffMs: RUN_BACKOFF_MS,
+    ...options,
+  });
+}
+
+/** @throws Error when a job's data is not a delivery (a job written by other code, or by an older version) */
+export function readDeliveryJob(data: JsonValue): DeliveryJobData {
+  const value = data as Partial<DeliveryJobData> | null;
+  const strings = ['event_id', 'event', 'site_id', 'subscription_id', 'body', 'queued_at'] as const;
+  if (!value || typeof value !== 'object' || strings.some((key) => typeof value[key] !== 'string') || !Number.isInteger(value.attempt)) {
+    throw new Error('malformed webhook delivery job');
+  }
+  return { ...(value as DeliveryJobData), ping: value.ping === true };
+}

@@ -1,0 +1,57 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { DurableQueue, JobHandler, JsonValue } from '../queue/durable-queue.ts';
+import { WebhookSubscriptionSchema } from '../../persistence/entities/webhook-subscription.entity.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { enqueueDelivery, serializeEnvelope } from './delivery-job.ts';
+import { matchesEvent } from './event-filter.ts';
+
+export type EventConsumerDeps = { orm: MikroORM; queue: DurableQueue };
+
+/** The part of an `events` job this consumer reads (the relay also sends the entity's type, id and version). */
+type EventJobData = { outbox_id: string; site_id: string; event: string; timestamp: string; data: JsonValue };
+
+/**
+ * The handler of the `events` queue: fans one event out into one delivery job per active subscription of the
+ * event's site whose filter selects it (exact name, `entity:*` or `*`). It runs bound to that site, so row-level
+ * security shows it only that site's subscriptions. The body is serialized here, once, and every attempt sends those
+ * bytes. Delivery job ids are `${eventId}.${subscriptionId}`, so a fan-out that runs again (a crash, a retry) adds
+ * nothing twice.
+ *
+ * A subscription created after the event was committed may or may not receive it, depending on when this runs;
+ * one deactivated before then does not.
+ */
+export function createEventConsumer(deps: EventConsumerDeps): JobHandler {
+  return async (job) => {
+    const event = readEventJob(job.data);
+    const subscriptions = await inTenantScope(deps.orm, { siteId: event.site_id }, (em) =>
+      em.find(WebhookSubscriptionSchema, { isActive: true }, { fields: ['id', 'events'], orderBy: { id: 'asc' } }),
+    );
+    const matching = subscriptions.filter((subscription) => matchesEvent(subscription.events, event.event));
+    if (matching.length === 0) return;
+    const body = serializeEnvelope(event.outbox_id, event.event, event.timestamp, event.data);
+    // Wall time, like the audit log's: a switch-off recorded after this drops the delivery (see switchedOffSince).
+    const queuedAt = new Date().toISOString();
+    for (const subscription of matching) {
+      await enqueueDelivery(deps.queue, {
+        event_id: event.outbox_id,
+        event: event.event,
+        site_id: event.site_id,
+        subscription_id: subscription.id,
+        body,
+        attempt: 1,
+        queued_at: queuedAt,
+        ping: false,
+      });
+    }
+  };
+}
+
+/** @throws Error when the job is not an outbox event (its run fails and stays visible in the queue) */
+function readEventJob(data: JsonValue): EventJobData {
+  const value = data as Partial<EventJobData> | null;
+  if (!value || typeof value !== 'object' || typeof value.outbox_id !== 'string' || typeof value.site_id !== 'string'
+    || typeof value.event !== 'string' || typeof value.timestamp !== 'string') {
+    throw new Error('malformed events job: outbox_id, site_id, event and timestamp are required');
+  }
+  return { ...(value as EventJobData), data: value.data ?? null };
+}

@@ -1,0 +1,65 @@
+import type { LookupFunction } from 'node:net';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import { EVENTS_QUEUE } from '../outbox/outbox-relay.ts';
+import type { DurableQueue } from '../queue/durable-queue.ts';
+import type { FieldCrypto } from '../../persistence/field-crypto.ts';
+import { createDeliveryHandler } from './deliver.ts';
+import { WEBHOOKS_QUEUE } from './delivery-job.ts';
+import { createEventConsumer } from './event-consumer.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.ts';
+import { createWebhookClient } from './webhook-client.ts';
+
+/** The services the delivery workers use (a subset of the app's `Services`). */
+export type WebhookServices = {
+  db: { orm: MikroORM };
+  queue: DurableQueue;
+  crypto: FieldCrypto;
+  logger: Logger;
+  clock: Clock;
+  /** `webhookAllowLoopback` (tests only) lets deliveries reach 127.0.0.0/8 and ::1. */
+  config: { webhookAllowLoopback: boolean };
+};
+
+/** Overrides for tests; production uses the defaults. */
+export type WebhookDeliveryOptions = {
+  retry?: RetryPolicy;
+  /** Per request (ms). Default 10 000. */
+  timeoutMs?: number;
+  /** Certificates to trust instead of the system's (a test receiver's self-signed one). */
+  ca?: string;
+  lookup?: LookupFunction;
+  random?: () => number;
+  /** Deliveries in flight in this process. Default 16. */
+  concurrency?: number;
+  /** Queue lock of a running job (ms): how soon a job whose process died runs again. Default 10 000. */
+  lockMs?: number;
+};
+
+export type WebhookDelivery = {
+  /** Closes idle connections to receivers. The queue workers stop with `services.queue.close()`. */
+  close(): void;
+};
+
+/**
+ * Starts the webhook workers in this process: the `events` consumer (fan-out to subscriptions) and the `webhooks`
+ * consumer (one attempt per job). Call once per process, after the database is migrated; any number of processes
+ * may run them (the queue gives each job to one worker at a time).
+ */
+export async function startWebhookDelivery(services: WebhookServices, options: WebhookDeliveryOptions = {}): Promise<WebhookDelivery> {
+  const { queue, crypto, logger, clock } = services;
+  const orm = services.db.orm;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const allowLoopback = services.config.webhookAllowLoopback;
+  const client = createWebhookClient({ timeoutMs, allowLoopback, ...(options.ca ? { ca: options.ca } : {}), ...(options.lookup ? { lookup: options.lookup } : {}) });
+  const lockMs = options.lockMs ?? 10_000;
+  await queue.process(EVENTS_QUEUE, createEventConsumer({ orm, queue }), { concurrency: 4, lockMs });
+  await queue.process(
+    WEBHOOKS_QUEUE,
+    createDeliveryHandler({ orm, queue, crypto, client, clock, logger, retry: options.retry ?? DEFAULT_RETRY_POLICY, ...(options.random ? { random: options.random } : {}) }),
+    { concurrency: options.concurrency ?? 16, lockMs },
+  );
+  if (allowLoopback) logger.warn('webhook deliveries may reach loopback addresses (WEBHOOK_ALLOW_LOOPBACK): for tests only');
+  return { close: () => client.close() };
+}

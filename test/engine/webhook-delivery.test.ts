@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createJob, stateIds } from '../support/job-fixtures.ts';
+import { waitFor } from '../support/wait-for.ts';
+import { acknowledged, deliveriesOf, eventIdOf, subscribe, subscriptionRow, verifyRequest } from '../support/webhook-fixtures.ts';
+import { startWebhookHarness, type WebhookHarness } from '../support/webhook-harness.ts';
+
+const SECRET = randomBytes(32).toString('hex');
+/** Short waits so retries play out in seconds: 25 ms doubling to 1.5 s, 8 attempts (about 3 s in all). */
+const RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 };
+
+let harness: WebhookHarness;
+
+beforeAll(async () => {
+  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 500 });
+});
+afterEach(() => harness.closeReceivers());
+afterAll(() => harness.close());
+
+describe('webhook delivery', () => {
+  it('delivers 1,000 events once each, verifiable by the hex signature and by a Standard Webhooks library; a one-byte change fails both', async () => {
+    const { siteId, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    const all = await subscribe(admin, hooks.url('/jobs'), ['job:*'], SECRET);
+    await subscribe(admin, hooks.url('/stops'), ['stop:state_change'], SECRET);
+    const ids = await harness.emit(siteId, 1000);
+
+    await waitFor('1,000 events acknowledged', () => acknowledged(hooks.received).size >= 1000, 30_000);
+    expect(hooks.received.every((r) => r.path === '/jobs')).toBe(true);
+    // A request slower than the client's timeout on this loaded machine is sent again: same id, same bytes.
+    expect(acknowledged(hooks.received)).toEqual(new Set(ids));
+    const bodyById = new Map<string, Buffer>();
+    for (const request of hooks.received) {
+      const body = JSON.parse(request.body.toString('utf8')) as { id: string; event: string; timestamp: string; data: { note: string } };
+      expect(body).toMatchObject({ id: eventIdOf(request), event: 'job:create', data: { note: 'héllo ✓' } });
+      expect(verifyRequest(SECRET, request.headers, request.body)).toEqual({ hex: true, standard: true });
+      expect(bodyById.get(eventIdOf(request)) ?? request.body).toEqual(request.body);
+      bodyById.set(eventIdOf(request), request.body);
+      const tampered = Buffer.from(request.body);
+      const at = Math.floor(Math.random() * tampered.length);
+      tampered[at] = tampered[at]! ^ 0x01;
+      expect(verifyRequest(SECRET, request.headers, tampered)).toEqual({ hex: false, standard: false });
+    }
+    // The receiver acknowledges before the sender records the attempt.
+    const succeeded = async () => (await deliveriesOf(harness.orm, siteId, all)).filter((row) => row.status === 'succeeded');
+    await waitFor('1,000 successes recorded', async () => (await succeeded()).length >= 1000);
+    expect(new Set((await succeeded()).map((row) => row.eventId))).toEqual(new Set(ids));
+    expect(await succeeded()).toHaveLength(1000);
+  }, 45_000);
+
+  it('loses nothing while the receiver answers 503 for a while: retries resend the same bytes under the same webhook-id', async () => {
+    const { siteId, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    const failUntil = Date.now() + 1000;
+    hooks.reply = () => (Date.now() < failUntil ? { status: 503 } : { status: 204 });
+    const id = await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    const ids = await harness.emit(siteId, 100);
+
+    await waitFor('every event acknowledged after the outage', () => acknowledged(hooks.received).size >= 100, 15_000);
+    // The receiver acknowledges before the sender records the attempt.
+    await waitFor('every success recorded', async () => (await deliveriesOf(harness.orm, siteId, id)).filter((r) => r.status === 'succeeded').length >= 100);
+    expect(acknowledged(hooks.received)).toEqual(new Set(ids));
+    expect(hooks.received.some((r) => r.status === 503)).toBe(true);
+    const bodyById = new Map<string, string>();
+    for (const request of hooks.received) {
+      const body = request.body.toString('utf8');
+      expect(JSON.parse(body).id).toBe(eventIdOf(request));
+      expect(bodyById.get(eventIdOf(request)) ?? body).toBe(body);
+      bodyById.set(eventIdOf(request), body);
+    }
+    const rows = await deliveriesOf(harness.orm, siteId, id);
+    for (const eventId of ids) {
+      const attempts = rows.filter((row) => row.eventId === eventId);
+      expect(attempts.map((row) => row.attempt)).toEqual(attempts.map((_, index) => index + 1));
+      expect(attempts.map((row) => row.status)).toEqual([...attempts.slice(1).map(() => 'failed'), 'succeeded']);
+    }
+    expect((await subscriptionRow(harness.orm, siteId, id)).isActive).toBe(true);
+  });
+
+  it('waits as long as a Retry-After asks before the next attempt', async () => {
+    const { siteId, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    hooks.reply = ({ count }) => (count === 1 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 204 });
+    await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    await harness.emit(siteId, 1);
+    await waitFor('the retry', () => hooks.received.length >= 2, 5000);
+    expect(hooks.received[1]!.at - hooks.received[0]!.at).toBeGreaterThanOrEqual(1000);
+    expect(hooks.received[1]!.status).toBe(204);
+  });
+
+  it('sends real job events: job:create and job:state_change carry the job', async () => {
+    const { fixture, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    await subscribe(admin, hooks.url(), ['job:create', 'job:state_change'], SECRET);
+    const job = await createJob(fixture.as.dispatcher);
+    const states = await stateIds(fixture.as.dispatcher, 'job');
+    expect((await fixture.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: states.dispatched })).status).toBe(200);
+
+    await waitFor('both events', () => acknowledged(hooks.received).size >= 2, 5000);
+    const bodies = hooks.received.map((r) => JSON.parse(r.body.toString('utf8')) as { event: string; data: { id: string } });
+    expect(bodies.map((b) => b.event).sort()).toEqual(['job:create', 'job:state_change']);
+    expect(bodies.every((b) => b.data.id === job.id)).toBe(true);
+  });
+
+  it('POST /webhook/test pings one subscription at once, signed, even when it is inactive', async () => {
+    const { siteId, fixture, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    const id = await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    expect((await admin.put(`/api/webhook?id=${id}`, { is_active: false })).status).toBe(200);
+
+    const response = await admin.post<{ data: { event_id: string; queued: boolean } }>(`/api/webhook/test?id=${id}`);
+    expect(response.status).toBe(202);
+    expect(response.body.data).toEqual({ event_id: expect.stringMatching(/^whp_/), queued: true });
+    await waitFor('the ping', () => hooks.received.length >= 1);
+    const [ping] = hooks.received;
+    expect(JSON.parse(ping!.body.toString('utf8'))).toMatchObject({ id: response.body.data.event_id, event: 'webhook:ping', data: { webhook_id: id } });
+    expect(verifyRequest(SECRET, ping!.headers, ping!.body)).toEqual({ hex: true, standard: true });
+    await waitFor('the ping logged', async () => (await deliveriesOf(harness.orm, siteId, id)).some((r) => r.status === 'succeeded'));
+
+    expect((await fixture.as.dispatcher.post(`/api/webhook/test?id=${id}`)).status).toBe(403);
+    expect((await admin.post('/api/webhook/test?id=whk_missing')).status).toBe(404);
+  });
+});

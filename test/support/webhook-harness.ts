@@ -1,0 +1,58 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { startWebhookDelivery, type WebhookDeliveryOptions } from '../../engine/webhooks/start-webhook-delivery.ts';
+import { createSiteFixture, type SiteFixture } from './fixtures.ts';
+import { startTestServer, type TestServer } from './test-server.ts';
+import { emitEvents } from './webhook-fixtures.ts';
+import { startWebhookReceiver, testCertificate, type WebhookReceiver } from './webhook-receiver.ts';
+
+export type WebhookHarness = {
+  server: TestServer;
+  orm: MikroORM;
+  /** A new site (with its users and keys), so one test's subscriptions never see another test's events. */
+  freshSite(): Promise<{ fixture: SiteFixture; siteId: string; admin: SiteFixture['as']['admin'] }>;
+  /** A new HTTPS receiver on loopback, closed by `closeReceivers`. */
+  receiver(): Promise<WebhookReceiver>;
+  /** Commits `count` events for the site and kicks the relay; returns their ids. */
+  emit(siteId: string, count: number, event?: string): Promise<string[]>;
+  closeReceivers(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/**
+ * A test server (loopback webhooks allowed) whose webhook workers run in this process with the test's options,
+ * trusting the test receivers' self-signed certificate.
+ */
+export async function startWebhookHarness(options: WebhookDeliveryOptions, env: Record<string, string> = {}): Promise<WebhookHarness> {
+  const server = await startTestServer({ WEBHOOK_ALLOW_LOOPBACK: 'true', RATE_LIMIT_POINTS: '100000', DATABASE_POOL_SIZE: '10', ...env });
+  const delivery = await startWebhookDelivery(server.services, { ca: testCertificate().cert, ...options });
+  const orm = server.services.db.orm;
+  const receivers: WebhookReceiver[] = [];
+  let sites = 0;
+  const closeReceivers = async () => {
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+  };
+  return {
+    server,
+    orm,
+    async freshSite() {
+      const fixture = await createSiteFixture(server, `hooks${++sites}`);
+      return { fixture, siteId: fixture.site.id, admin: fixture.as.admin };
+    },
+    async receiver() {
+      const started = await startWebhookReceiver();
+      receivers.push(started);
+      return started;
+    },
+    async emit(siteId, count, event) {
+      const ids = await emitEvents(orm, siteId, count, event);
+      server.services.outboxRelay.kick();
+      return ids;
+    },
+    closeReceivers,
+    async close() {
+      await closeReceivers();
+      await server.close();
+      delivery.close();
+    },
+  };
+}
