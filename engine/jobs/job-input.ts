@@ -1,3 +1,4 @@
+import type { AddressInput } from '../admin/address.service.ts';
 import type { ActingRole } from '../../machines/entity-machine.ts';
 
 /** Most stops a job may have (the spec leaves it open; a route of 200 stops is already a long day). */
@@ -5,17 +6,11 @@ export const MAX_STOPS_PER_JOB = 200;
 /** Most ids one bulk request may name. */
 export const MAX_BULK_IDS = 500;
 
-export type StopInput = {
+/** A stop: `address_id`, or the inline address fields of {@link AddressInput} with a point. */
+export type StopInput = AddressInput & {
   type: string;
   order?: number;
   address_id?: string;
-  street_address?: string;
-  street_address2?: string;
-  city?: string;
-  state?: string;
-  postal_code?: string;
-  country?: string;
-  point?: { lat: number; lng: number };
   complete_after?: string;
   complete_before?: string;
   contact_name?: string;

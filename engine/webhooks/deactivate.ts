@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../../persistence/audit.ts';
+import { webhookAuditView } from './subscription.service.ts';
 import { WebhookSubscriptionSchema, type WebhookSubscription } from '../../persistence/entities/webhook-subscription.entity.ts';
 
 /** Why delivery switched a subscription off (the `deactivation_reason` column; `manual` is the API's). */
@@ -20,14 +21,14 @@ export async function deactivateSubscription(
 ): Promise<boolean> {
   const subscription = await em.findOne(WebhookSubscriptionSchema, { id: input.subscriptionId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!subscription || !subscription.isActive) return false;
-  const before = auditView(subscription);
+  const before = webhookAuditView(subscription);
   subscription.isActive = false;
   subscription.deactivatedAt = input.now;
   subscription.deactivationReason = input.reason;
   recordAudit(
     em,
     { userId: null, applicationId: null, requestId: input.requestId },
-    { siteId: input.siteId, action: 'deactivate', entityType: 'Webhook', entityId: subscription.id, before, after: auditView(subscription) },
+    { siteId: input.siteId, action: 'deactivate', entityType: 'Webhook', entityId: subscription.id, before, after: webhookAuditView(subscription) },
   );
   await em.flush();
   return true;
@@ -50,21 +51,4 @@ export async function switchedOffSince(em: EntityManager, subscription: WebhookS
     [subscription.siteId, subscription.id, new Date(since)],
   );
   return rows.length > 0;
-}
-
-/**
- * The audit log's view of a subscription, the same fields the subscription service writes: never the secret nor its
- * ciphertext, only whether one is set.
- */
-function auditView(s: WebhookSubscription): Record<string, unknown> {
-  return {
-    id: s.id,
-    url: s.url,
-    events: s.events,
-    is_active: s.isActive,
-    signed: s.secretCiphertext !== null && s.secretCiphertext !== undefined,
-    description: s.description ?? null,
-    deactivated_at: s.deactivatedAt?.toISOString() ?? null,
-    deactivation_reason: s.deactivationReason ?? null,
-  };
 }
