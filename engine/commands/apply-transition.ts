@@ -156,6 +156,11 @@ async function update(
     sets.push('cancelled_at = ?');
     params.push(now);
   }
+  // A job returned to unassigned leaves its driver and route in the same write: one command, one new version, and
+  // the state_change event already shows the job without them.
+  if (kind === 'job' && to.phase === 'unassigned' && currentState(planned.workflow, planned.snapshot).phase !== 'unassigned') {
+    sets.push('driver_user_id = null', 'route_id = null');
+  }
   const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
   params.push(id, scope.siteId, version);
   const [row] = await scope.em.execute<EntityRow[]>(`update ${kind} set ${sets.join(', ')} where ${where} returning *`, params);

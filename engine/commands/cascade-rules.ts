@@ -7,8 +7,8 @@ const TERMINAL = new Set(['completed', 'cancelled']);
 /**
  * The parent/child rules (DESIGN §2), applied in the same transaction as the command that triggered them, acting
  * as the system on behalf of the caller:
- * - a job cancelled cancels its open stops; a job returned to unassigned leaves its route and driver, and its
- *   assigned stops return too; a job dispatched dispatches its pending stops;
+ * - a job cancelled cancels its open stops; a job returned to unassigned returns its assigned stops (it leaves its
+ *   route and driver in the transition's own write); a job dispatched dispatches its pending stops;
  * - a stop started starts its job; when every stop of a job is terminal the job completes (or is cancelled when no
  *   stop was completed).
  */
@@ -18,7 +18,6 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
     const job = applied.entity as JobRecord;
     if (applied.to.phase === 'cancelled') await eachStop(system, job.id, (phase) => !TERMINAL.has(phase), { kind: 'phase', event: 'cancel' }, notes);
     if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
-      await leaveRouteAndDriver(system, job);
       await eachStop(system, job.id, (phase) => phase === 'assigned' || phase === 'in_progress', { kind: 'phase', event: 'return' });
     }
     if (applied.to.phase === 'assigned' && applied.from.phase === 'unassigned') {
@@ -39,26 +38,6 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
       }
     }
   }
-}
-
-/**
- * Clears the job's driver and route. Like any update of the row it bumps the version (when something changed),
- * under the same optimistic check; the job was just written in this transaction, so the check cannot fail.
- */
-async function leaveRouteAndDriver(scope: CommandScope, job: JobRecord): Promise<void> {
-  if (job.driverUserId === null && job.routeId === null) return;
-  const [row] = await scope.em.execute<{ version: number; updated_at: string }[]>(
-    `update job set driver_user_id = null, route_id = null, version = version + 1, updated_at = ?
-     where id = ? and site_id = ? and version = ? returning version, updated_at`,
-    [new Date(), job.id, scope.siteId, job.version],
-  );
-  if (!row) return;
-  job.driverUserId = null;
-  job.routeId = null;
-  job.version = row.version;
-  job.updatedAt = new Date(row.updated_at);
-  const touched = scope.touched.get(job.id);
-  if (touched) scope.touched.set(job.id, { ...touched, version: row.version });
 }
 
 async function eachStop(

@@ -120,12 +120,16 @@ describe('moving jobs through the workflow', () => {
     expect(timeline.body.data.allowed_moves).toEqual([]);
   });
 
-  it('returning a job sends it back to unassigned with its stops', async () => {
-    const job = await createJob(acme.as.dispatcher);
+  it('returning a job sends it back to unassigned with its stops, clearing its driver in one new version', async () => {
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: acme.users.driver.id });
     await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
-    const returned = await acme.as.dispatcher.post<{ data: JobBody }>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.created });
-    expect(returned.body.data.phase).toBe('unassigned');
+    const returned = await acme.as.dispatcher.post<{ data: JobBody & { driver_user_id: string | null } }>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.created });
+    expect(returned.body.data).toMatchObject({ phase: 'unassigned', driver_user_id: null, version: 3 });
     expect(returned.body.data.stops.map((s) => s.phase)).toEqual(['unassigned', 'unassigned']);
+    const events: { data: { driver_user_id: string | null; version: number } }[] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute(`select payload->'data' as data from outbox where entity_id = ? and event = 'job:state_change' order by seq`, [job.id]),
+    );
+    expect(events.at(-1)!.data).toMatchObject({ driver_user_id: null, version: 3 });
   });
 });
 
