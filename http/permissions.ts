@@ -26,6 +26,11 @@ export const PERMISSIONS = {
   'catalog.read': ['admin', 'dispatcher', 'driver', 'customer'],
   'catalog.manage': ['admin', 'dispatcher'],
   'customer.read': ['admin', 'dispatcher'],
+  // Vehicles, teams and zones: drivers read them (their vehicle, their team, where they may not stop); customers
+  // do not, since fleet and zone layout are internal (a refused job still names the banned zone it hit).
+  // Dispatchers run the fleet day to day, so they manage it as well as admins.
+  'fleet.read': ['admin', 'dispatcher', 'driver'],
+  'fleet.manage': ['admin', 'dispatcher'],
   'mailbox.read': ['platform'],
   'workflow.read': ['admin', 'dispatcher', 'driver'],
   'workflow.manage': ['admin'],
@@ -35,6 +40,10 @@ export const PERMISSIONS = {
   'job.state': ['admin', 'dispatcher', 'driver', 'customer'],
   'job.bulk': ['admin', 'dispatcher'],
   'stop.update': ['admin', 'dispatcher'],
+  // Drivers do not read worker records, their own included: `notes` are the office's, and the driver app gets
+  // its own view of itself through the /driver operations.
+  'worker.read': ['admin', 'dispatcher'],
+  'worker.manage': ['admin', 'dispatcher'],
   // Admins only, reads included: a subscription sends the site's data off-platform, and its URL is often a
   // credential in itself (chat and automation hooks carry a token in the path).
   'webhook.manage': ['admin'],

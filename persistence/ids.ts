@@ -26,6 +26,9 @@ export const ID_PREFIXES = {
   webhookPing: 'whp',
   serviceType: 'svt',
   option: 'opt',
+  vehicle: 'veh',
+  team: 'team',
+  zone: 'zone',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

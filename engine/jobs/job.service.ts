@@ -10,6 +10,7 @@ import { assertServiceType } from '../catalog/service-type.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
+import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { currentWorkflow } from '../workflow/workflow.service.ts';
 import { jobDetail } from './job-detail.ts';
 import { isStaff, type JobInput } from './job-input.ts';
@@ -19,7 +20,8 @@ import type { JobData } from './job-view.ts';
 /**
  * Creates a job and its ordered stops in their initial workflow states, in one transaction with its audit record
  * and the `job:create` event. A customer creates jobs for themselves only, and cannot override zone rules.
- * @throws DomainError 400/404 naming the field for bad input (nothing is written)
+ * @throws DomainError 400/404 naming the field for bad input, 422 ZONE_RESTRICTED for a stop in a banned zone
+ * (nothing is written)
  */
 export async function createJob(scope: CommandScope, input: JobInput): Promise<JobData> {
   const { em, siteId, actor } = scope;
@@ -30,6 +32,7 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
   }
   await validateStops(em, input.stops);
+  const overridden = await enforceBannedZones(em, actor.role, input.stops, input.override_zone_restriction === true);
   if (input.service_type_id) await assertServiceType(em, input.service_type_id);
   await assertOptions(em, input.option_ids ?? []);
   if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
@@ -72,6 +75,7 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   await em.flush();
   const data = await jobDetail(em, { ...actor, role: 'system' }, job);
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Job', entityId: job.id, before: null, after: data });
+  recordZoneOverride(em, actor, siteId, job.id, overridden);
   appendOutbox(em, { siteId, event: 'job:create', entityType: 'job', entityId: job.id, entityVersion: job.version, data, timestamp: scope.clock.now() });
   await em.flush();
   scope.touched.set(job.id, { snapshot, version: job.version, workflowId: workflow.id });

@@ -13,9 +13,14 @@ import { optionOperations } from './option.operations.ts';
 import { organizationOperations } from './organization.operations.ts';
 import { serviceTypeOperations } from './service-type.operations.ts';
 import { siteOperations } from './site.operations.ts';
+import { teamOperations } from './team.operations.ts';
 import { userOperations } from './user.operations.ts';
+import { vehicleOperations } from './vehicle.operations.ts';
 import { webhookOperations } from './webhook.operations.ts';
 import { webhookTestOperations } from './webhook-test.operations.ts';
+import { workerScheduleOperations } from './worker-schedule.operations.ts';
+import { workerOperations } from './worker.operations.ts';
+import { zoneOperations } from './zone.operations.ts';
 
 /** Every operation the API serves, in the order of the reference page. */
 export const ALL_OPERATIONS: Operation[] = [
@@ -28,6 +33,11 @@ export const ALL_OPERATIONS: Operation[] = [
   ...customerOperations,
   ...serviceTypeOperations,
   ...optionOperations,
+  ...vehicleOperations,
+  ...teamOperations,
+  ...zoneOperations,
+  ...workerOperations,
+  ...workerScheduleOperations,
   ...auditOperations,
   ...mailboxOperations,
   ...workflowOperations,

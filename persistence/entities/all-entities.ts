@@ -15,8 +15,13 @@ import { OrganizationSchema } from './organization.entity.ts';
 import { RefreshTokenSchema } from './refresh-token.entity.ts';
 import { ServiceTypeSchema } from './service-type.entity.ts';
 import { SiteSchema } from './site.entity.ts';
+import { TeamSchema } from './team.entity.ts';
 import { UserProfileSchema } from './user-profile.entity.ts';
 import { UserSchema } from './user.entity.ts';
+import { WorkerScheduleSchema } from './worker-schedule.entity.ts';
+import { WorkerSchema } from './worker.entity.ts';
+import { VehicleSchema } from './vehicle.entity.ts';
+import { ZoneSchema } from './zone.entity.ts';
 
 /** The ORM's entity list (explicit: no folder discovery, which breaks under tsx on Node 20). */
 export const ALL_ENTITIES = [
@@ -39,4 +44,9 @@ export const ALL_ENTITIES = [
   StopSchema,
   WebhookSubscriptionSchema,
   WebhookDeliverySchema,
+  VehicleSchema,
+  TeamSchema,
+  ZoneSchema,
+  WorkerSchema,
+  WorkerScheduleSchema,
 ];

@@ -1,0 +1,30 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { siteFilter, timestamps } from './columns.ts';
+
+export const OPERATIONAL_STATUSES = ['active', 'inactive', 'suspended'] as const;
+export type OperationalStatus = (typeof OPERATIONAL_STATUSES)[number];
+
+/**
+ * A driver's dispatch details on one site, keyed by (site, user). `operationalStatus` is the office's decision
+ * (may this person be dispatched at all); live availability (online, busy, on break) belongs to the driver actor.
+ */
+export const WorkerSchema = defineEntity({
+  name: 'Worker',
+  tableName: 'worker',
+  filters: siteFilter,
+  properties: {
+    siteId: p.string().primary(),
+    userId: p.string().primary(),
+    defaultVehicleId: p.string().nullable(),
+    teamIds: p.json<string[]>(),
+    zoneIds: p.json<string[]>(),
+    skills: p.json<string[]>(),
+    operationalStatus: p.string().$type<OperationalStatus>().default('active'),
+    /** Most load the worker takes at once, in the site's own unit (parcels, kilograms, ...). */
+    maxLoad: p.integer().nullable(),
+    notes: p.text().nullable(),
+    ...timestamps(),
+  },
+});
+
+export type Worker = InferEntity<typeof WorkerSchema>;
