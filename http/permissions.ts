@@ -44,6 +44,11 @@ export const PERMISSIONS = {
   // its own view of itself through the /driver operations.
   'worker.read': ['admin', 'dispatcher'],
   'worker.manage': ['admin', 'dispatcher'],
+  // A driver's own actor (availability, position, their jobs): drivers only, since the user id comes from the
+  // session; an API key acts as a service account, and staff change jobs through the job operations instead.
+  'driver.self': ['driver'],
+  // Staff follow every driver; a driver reads only their own position (the engine enforces it).
+  'driver.location.read': ['admin', 'dispatcher', 'driver'],
   // Admins only, reads included: a subscription sends the site's data off-platform, and its URL is often a
   // credential in itself (chat and automation hooks carry a token in the path).
   'webhook.manage': ['admin'],

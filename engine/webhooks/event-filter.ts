@@ -7,6 +7,7 @@ export const WEBHOOK_EVENTS = [
   'job:delete',
   'stop:state_change',
   'route:state_change',
+  'driver:status_change',
   'webhook:ping',
 ] as const;
 

@@ -8,6 +8,8 @@ import { applicationOperations } from './application.operations.ts';
 import { auditOperations } from './audit.operations.ts';
 import { authOperations } from './auth.operations.ts';
 import { customerOperations } from './customer.operations.ts';
+import { driverJobOperations } from './driver-job.operations.ts';
+import { driverOperations } from './driver.operations.ts';
 import { mailboxOperations } from './mailbox.operations.ts';
 import { optionOperations } from './option.operations.ts';
 import { organizationOperations } from './organization.operations.ts';
@@ -44,6 +46,8 @@ export const ALL_OPERATIONS: Operation[] = [
   ...jobOperations,
   ...jobStateOperations,
   ...stopOperations,
+  ...driverOperations,
+  ...driverJobOperations,
   ...webhookOperations,
   ...webhookTestOperations,
 ];

@@ -6,6 +6,7 @@ import { Catalog0004 } from './0004-catalog.ts';
 import { Webhooks0005 } from './0005-webhooks.ts';
 import { Fleet0006 } from './0006-fleet.ts';
 import { Workers0007 } from './0007-workers.ts';
+import { Drivers0008 } from './0008-drivers.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0005-webhooks', class: Webhooks0005 },
   { name: '0006-fleet', class: Fleet0006 },
   { name: '0007-workers', class: Workers0007 },
+  { name: '0008-drivers', class: Drivers0008 },
 ];

@@ -120,7 +120,7 @@ describe('webhook subscriptions', () => {
   });
 
   it('refuses unknown events and malformed filters, naming the entry', async () => {
-    for (const [events, field] of [[['job:create', 'job:teleport'], 'events.1'], [['Job:Create'], 'events.0'], [['driver:*'], 'events.0'], [['job:'], 'events.0'], [['**'], 'events.0']] as const) {
+    for (const [events, field] of [[['job:create', 'job:teleport'], 'events.1'], [['Job:Create'], 'events.0'], [['invoice:*'], 'events.0'], [['job:'], 'events.0'], [['**'], 'events.0']] as const) {
       const response = await acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events });
       expect(response.status, JSON.stringify(events)).toBe(400);
       expect(response.body).toMatchObject({ code: 'INVALID_WEBHOOK_EVENT', fields: [{ field }] });

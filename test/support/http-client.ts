@@ -1,5 +1,7 @@
 import { request } from 'node:http';
 
+const REQUEST_TIMEOUT_MS = 20_000;
+
 export type ApiResponse<T = Record<string, unknown>> = { status: number; headers: Record<string, string>; body: T; text: string };
 
 export type Credentials = { apiKey?: string; accessToken?: string; headers?: Record<string, string> };
@@ -61,6 +63,8 @@ export class ApiClient {
         });
       });
       req.on('error', reject);
+      // A request the server never answers fails the test with its name instead of hanging until the test times out.
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} got no answer within ${REQUEST_TIMEOUT_MS} ms (body ${payload ?? 'none'})`)));
       if (payload !== undefined) req.write(payload);
       req.end();
     });

@@ -1,0 +1,104 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { moveOwnJob, moveOwnStop } from '../../engine/drivers/driver-jobs.ts';
+import { findVisibleJob, jobDetail, withStops } from '../../engine/jobs/job-detail.ts';
+import type { JobActor } from '../../engine/jobs/job-input.ts';
+import { searchJobs } from '../../engine/jobs/job-search.ts';
+import { defineOperation } from '../operation.ts';
+import { readPaging, searchBody, SearchResponse } from '../pagination.ts';
+import { DataResponse } from '../schemas/common.schema.ts';
+import { DriverCancelBody, DriverJobSearchBody, DriverReturnBody, DriverStopStateBody } from '../schemas/driver.schema.ts';
+import { JobResponse } from '../schemas/job.schema.ts';
+import { commandContext } from './command-context.ts';
+
+const SORTABLE = { created_at: 'createdAt', completed_at: 'completedAt', id: 'id' };
+
+type Transaction = <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>;
+
+/** The job as the driver sees it after the move, like POST /job/state answers. */
+async function detail(transaction: Transaction, actor: JobActor, jobId: string) {
+  return { data: await transaction(async (em) => jobDetail(em, actor, await findVisibleJob(em, actor, jobId))) };
+}
+
+export const driverJobOperations = [
+  defineOperation({
+    id: 'driver.job.cancel',
+    method: 'POST',
+    path: '/driver/job/cancel',
+    summary: "Cancel one of the calling driver's jobs, with the reason; its open stops are cancelled too",
+    description: "The job workflow's roles decide (409 INVALID_TRANSITION otherwise); another driver's job is 404.",
+    tag: 'Drivers',
+    access: 'driver.self',
+    host: 'site',
+    body: DriverCancelBody,
+    response: DataResponse(JobResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const { job_id: id, cancellation_notes: notes } = ctx.body;
+      await ctx.services.engine.command(command, `job:${id}`, (scope) => moveOwnJob(scope, id, { kind: 'phase', event: 'cancel' }, { cancellationNotes: notes }));
+      // The cancelled job still names its driver, so the driver reads it back.
+      return detail(ctx.transaction, command.actor, id);
+    },
+  }),
+  defineOperation({
+    id: 'driver.job.return',
+    method: 'POST',
+    path: '/driver/job/return',
+    summary: "Give one of the calling driver's jobs back: it returns to unassigned without driver or route",
+    tag: 'Drivers',
+    access: 'driver.self',
+    host: 'site',
+    body: DriverReturnBody,
+    response: DataResponse(JobResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const id = ctx.body.job_id;
+      // The answer is read in the command itself: once returned the job is no longer the driver's to read.
+      return ctx.services.engine.command(command, `job:${id}`, async (scope) => {
+        await moveOwnJob(scope, id, { kind: 'phase', event: 'return' });
+        const [job] = await withStops(scope.em, [await findVisibleJob(scope.em, { ...command.actor, role: 'system' }, id)], command.actor);
+        return { data: job! };
+      });
+    },
+  }),
+  defineOperation({
+    id: 'driver.stop.state',
+    method: 'POST',
+    path: '/driver/stop/state',
+    summary: "Move a stop of one of the calling driver's jobs; the job follows (all stops done completes it)",
+    tag: 'Drivers',
+    access: 'driver.self',
+    host: 'site',
+    body: DriverStopStateBody,
+    response: DataResponse(JobResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
+      const jobId = await ctx.services.engine.command(command, `stop:${id}`, (scope) =>
+        moveOwnStop(scope, id, toStateId, notes === undefined ? {} : { cancellationNotes: notes }),
+      );
+      return detail(ctx.transaction, command.actor, jobId);
+    },
+  }),
+  defineOperation({
+    id: 'driver.job.search',
+    method: 'POST',
+    path: '/driver/job/search',
+    summary: "The calling driver's jobs, by workflow state and completion time ([start, end))",
+    tag: 'Drivers',
+    access: 'driver.self',
+    host: 'site',
+    body: DriverJobSearchBody,
+    response: SearchResponse(JobResponse),
+    handler: async (ctx) => {
+      const { actor } = commandContext(ctx);
+      const { workflow_state_ids, completed_at_start, completed_at_end } = ctx.body;
+      const paging = readPaging(ctx.body, SORTABLE, '-created_at');
+      const filter = { workflow_state_ids, completed_from: completed_at_start, completed_to: completed_at_end };
+      return ctx.transaction(async (em) => {
+        // The driver role alone scopes the search to the caller's jobs (visibleJobs).
+        const [jobs, total] = await searchJobs(em, actor, filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+        return searchBody(await withStops(em, jobs, actor), total, paging);
+      });
+    },
+  }),
+];
