@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { bulkCancel, bulkDelete, bulkDuplicate } from '../../engine/jobs/job-bulk.ts';
-import { findVisibleJob, jobDetail } from '../../engine/jobs/job-detail.ts';
-import { isStaff } from '../../engine/jobs/job-input.ts';
+import { moveJob } from '../../engine/jobs/job-move.ts';
 import { jobTimeline } from '../../engine/jobs/job-timeline.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse, Id } from '../schemas/common.schema.ts';
@@ -23,11 +22,10 @@ export const jobStateOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { job_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
-      // Staff see every job of the site and the transition answers 404 itself; drivers and customers may move
-      // only jobs they can see, so theirs are checked first.
-      if (!isStaff(command.actor.role)) await ctx.transaction((em) => findVisibleJob(em, command.actor, id));
-      await ctx.services.engine.transition(command, 'job', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
-      return { data: await ctx.transaction(async (em) => jobDetail(em, command.actor, await findVisibleJob(em, command.actor, id))) };
+      const data = await ctx.services.engine.command(command, `job:${id}`, (scope) =>
+        moveJob(scope, id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes }),
+      );
+      return { data };
     },
   }),
   defineOperation({

@@ -199,3 +199,13 @@ describe('driver job actions', () => {
     expect(paged.body.meta.pagination.totalItems).toBeGreaterThan(1);
   });
 });
+
+describe('moves through /job/state by the driver', () => {
+  it('answer the job as the move left it, even when the move takes it out of the driver’s view', async () => {
+    const job = await driversJob();
+    const returned = await driver.post<One<JobBody & { driver_user_id: string | null }>>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.created });
+    expect(returned.status).toBe(200);
+    expect(returned.body.data).toMatchObject({ id: job.id, phase: 'unassigned', driver_user_id: null, version: 3 });
+    expect((await driver.get(`/api/job/${job.id}`)).status).toBe(404);
+  });
+});
