@@ -18,13 +18,11 @@
  *
  * Run: `npm run bench:engine`, i.e. `node --expose-gc --import tsx bench/engine.ts` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
  */
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../app/config.ts';
-import { createServices } from '../app/services.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { defaultJobWorkflow, measureIdleActors, measureRates, type MemoryResult } from './support/actor-memory.ts';
+import { startBenchServices } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { measureLoop, type LoopResult, type LoopSettings } from './support/command-load.ts';
 import { createJobs, dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
@@ -77,24 +75,8 @@ async function main(): Promise<void> {
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });
     progress(`created database ${database.name}`);
-    const redisPrefix = `bench-engine-${randomBytes(4).toString('hex')}`;
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      DATABASE_URL: database.url,
-      SECRET_KEY: randomBytes(32).toString('hex'),
-      // As deployed with several processes: the outbox relay hands events to BullMQ, not to the queue_job table.
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      REDIS_PREFIX: redisPrefix,
-      LOG_LEVEL: 'warn',
-      SEED_DEMO: 'false',
-    });
-    const services = await createServices(config, { logDestination: process.stderr });
-    cleanups.push({ name: 'close services', run: () => services.close() });
-    const redis = services.redis!;
-    cleanups.push({ name: 'delete Redis keys', run: async () => {
-      const keys = await redis.keys(`${redisPrefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-    } });
+    const services = await startBenchServices(database, 'engine', {}, cleanups);
+    const { config } = services;
     const migrations = await services.db.migrate();
     const site = await seedEngineSite(services.db.orm, 'bench');
     const ctx = dispatcherContext(site);

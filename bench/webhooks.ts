@@ -26,9 +26,8 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../app/config.ts';
-import { createServices } from '../app/services.ts';
 import { startWebhookDelivery } from '../engine/webhooks/start-webhook-delivery.ts';
+import { startBenchServices } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { seedEngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
@@ -67,24 +66,10 @@ async function main(): Promise<void> {
   try {
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });
-    const redisPrefix = `bench-webhooks-${randomBytes(4).toString('hex')}`;
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      DATABASE_URL: database.url,
-      SECRET_KEY: randomBytes(32).toString('hex'),
-      REDIS_URL: 'redis://127.0.0.1:6379',
-      REDIS_PREFIX: redisPrefix,
-      LOG_LEVEL: 'warn',
-      SEED_DEMO: 'false',
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
-    });
-    const services = await createServices(config, { logDestination: process.stderr });
-    cleanups.push({ name: 'close services', run: () => services.close() });
+    const services = await startBenchServices(database, 'webhooks', { NODE_ENV: 'test', WEBHOOK_ALLOW_LOOPBACK: 'true' }, cleanups);
     const redis = services.redis!;
-    cleanups.push({ name: 'delete Redis keys', run: async () => {
-      const keys = await redis.keys(`${redisPrefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
-    } });
+    const { redisPrefix } = services.config;
+    const { config } = services;
     await services.db.migrate();
     const { siteId } = await seedEngineSite(services.db.orm, 'bench');
     const secret = randomBytes(24).toString('hex');
