@@ -48,7 +48,8 @@ const statusOf = (userId: string, row: DriverStateRow | null): DriverStatus => (
  * the row update under the optimistic version, the audit record and the `driver:status_change` outbox event, in
  * the command's one transaction. Asking for the availability the driver already has changes nothing (PUT is
  * idempotent, so a retried request from a flaky phone connection is not an error).
- * @throws DomainError 409 INVALID_TRANSITION naming the current availability and the allowed ones;
+ * @throws DomainError 409 DRIVER_NOT_ACTIVE for a suspended or inactive worker, 409 INVALID_TRANSITION naming the
+ *   current availability and the allowed ones;
  *   OptimisticLockError on a race (the engine retries the command once)
  */
 export async function setDriverAvailability(scope: CommandScope, userId: string, target: Availability): Promise<DriverStatus> {
@@ -56,6 +57,7 @@ export async function setDriverAvailability(scope: CommandScope, userId: string,
   const snapshot = restoreAvailability(row?.snapshot ?? null);
   const current = availabilityOf(snapshot);
   if (current === target) return statusOf(userId, row);
+  if (target !== 'offline') await assertMayWork(scope, userId);
   const event = eventTowards(snapshot, target);
   const next = event ? applyAvailability(snapshot, event) : null;
   if (!event || !next) {
@@ -105,4 +107,19 @@ export async function setDriverAvailability(scope: CommandScope, userId: string,
 /** The driver's availability as stored (offline without a row). */
 export async function driverStatus(em: EntityManager, siteId: string, userId: string): Promise<DriverStatus> {
   return statusOf(userId, await readDriverState(em, siteId, userId));
+}
+
+/**
+ * The office's decision outranks the driver's: a worker the office marked `inactive` or `suspended` cannot make
+ * themself available (going offline stays possible). A driver without a worker record has no such decision.
+ * @throws DomainError 409 DRIVER_NOT_ACTIVE
+ */
+async function assertMayWork(scope: CommandScope, userId: string): Promise<void> {
+  const [worker] = await scope.em.execute<{ operational_status: string }[]>(
+    'select operational_status from worker where site_id = ? and user_id = ?',
+    [scope.siteId, userId],
+  );
+  if (worker && worker.operational_status !== 'active') {
+    throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `driver ${userId} is ${worker.operational_status} on this site; the office must reactivate them first`, 'availability');
+  }
 }

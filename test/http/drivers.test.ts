@@ -209,3 +209,21 @@ describe('moves through /job/state by the driver', () => {
     expect((await driver.get(`/api/job/${job.id}`)).status).toBe(404);
   });
 });
+
+describe('the office outranks the driver', () => {
+  it('a suspended worker cannot become available, but can go offline; reactivated, they can again', async () => {
+    await acme.as.admin.post('/api/user', { email: 'suspended.driver@acme.example', password: 'suspended-pw', role: 'driver' });
+    const worker = await session('suspended.driver@acme.example', 'suspended-pw');
+    const me = await worker.get<One<{ user: { id: string } }>>('/api/auth/me');
+    const id = me.body.data.user.id;
+    expect((await acme.as.dispatcher.post('/api/worker', { user_id: id })).status).toBe(201);
+    expect((await worker.put('/api/driver/status', { availability: 'available' })).status).toBe(200);
+    expect((await acme.as.dispatcher.put('/api/worker', { id, operational_status: 'suspended' })).status).toBe(200);
+    expect((await worker.put('/api/driver/status', { availability: 'offline' })).status).toBe(200);
+    const refused = await worker.put('/api/driver/status', { availability: 'available' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'DRIVER_NOT_ACTIVE' });
+    await acme.as.dispatcher.put('/api/worker', { id, operational_status: 'active' });
+    expect((await worker.put('/api/driver/status', { availability: 'available' })).status).toBe(200);
+  });
+});
