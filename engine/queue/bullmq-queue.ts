@@ -84,12 +84,15 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
       await worker.waitUntilReady();
     },
     async getJob(queue, jobId) {
-      const job = await queueFor(queue).getJob(jobId);
+      // State first, then the job: read in that order, a job that just failed never shows an earlier run's error
+      // (the other order could pair the previous run's failedReason with the new 'failed' state).
+      const state = await queueFor(queue).getJobState(jobId);
+      const job = state === 'unknown' ? undefined : await queueFor(queue).getJob(jobId);
       if (!job) return null;
       return {
         id: jobId,
         name: job.name,
-        status: toJobStatus(await job.getState()),
+        status: toJobStatus(state),
         attemptsStarted: job.attemptsStarted,
         lastError: job.failedReason || null,
       };
