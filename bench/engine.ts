@@ -22,7 +22,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { defaultJobWorkflow, measureIdleActors, measureRates, type MemoryResult } from './support/actor-memory.ts';
-import { startBenchServices } from './support/bench-services.ts';
+import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { measureLoop, type LoopResult, type LoopSettings } from './support/command-load.ts';
 import { createJobs, dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
@@ -59,16 +59,7 @@ function idleActorPhase(): { memory: MemoryResult[]; rates: ReturnType<typeof me
 
 async function main(): Promise<void> {
   if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc (npm run bench:engine)');
-  // Undone in reverse order, whatever happens (including Ctrl-C), so no database is left behind.
-  const cleanups: { name: string; run: () => Promise<unknown> }[] = [];
-  const cleanup = async () => {
-    for (const step of cleanups.splice(0).toReversed()) {
-      await step.run().catch((error: unknown) => progress(`cleanup "${step.name}" failed: ${String(error)}`));
-    }
-  };
-  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
-  const loadBefore = os.loadavg()[0]!;
-  if (loadBefore > 1) progress(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before starting; results will be noisy`);
+  const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
     const actors = idleActorPhase();
 

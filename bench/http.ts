@@ -26,6 +26,7 @@ import pino from 'pino';
 import { loadConfig } from '../app/config.ts';
 import { startServer } from '../app/server.ts';
 import { createServices } from '../app/services.ts';
+import { prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { LoadGenerator, type LoadSettings, type Measurement, type Target } from './support/load.ts';
 import { probe } from './support/probe.ts';
@@ -68,17 +69,7 @@ function gitCommit(): string | null {
 }
 
 async function main(): Promise<void> {
-  // Undone in reverse order, whatever happens (including Ctrl-C), so no database or Redis key is left behind.
-  const cleanups: { name: string; run: () => Promise<unknown> }[] = [];
-  const cleanup = async () => {
-    for (const step of cleanups.splice(0).toReversed()) {
-      await step.run().catch((error: unknown) => progress(`cleanup "${step.name}" failed: ${String(error)}`));
-    }
-  };
-  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
-  // With 2 cores, anything else running skews every row; the load average says whether a run can be trusted.
-  const loadBefore = os.loadavg()[0]!;
-  if (loadBefore > 1) progress(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before starting; results will be noisy`);
+  const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });

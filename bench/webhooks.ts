@@ -27,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startWebhookDelivery } from '../engine/webhooks/start-webhook-delivery.ts';
-import { startBenchServices } from './support/bench-services.ts';
+import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { seedEngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
@@ -54,15 +54,7 @@ const fixed = (n: number) => n.toFixed(1);
 const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
 
 async function main(): Promise<void> {
-  const cleanups: { name: string; run: () => Promise<unknown> }[] = [];
-  const cleanup = async () => {
-    for (const step of cleanups.splice(0).toReversed()) {
-      await step.run().catch((error: unknown) => progress(`cleanup "${step.name}" failed: ${String(error)}`));
-    }
-  };
-  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
-  const loadBefore = os.loadavg()[0]!;
-  if (loadBefore > 1) progress(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before starting; results will be noisy`);
+  const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../app/config.ts';
 import { createServices, type Services } from '../../app/services.ts';
@@ -33,4 +34,21 @@ export async function startBenchServices(database: BenchDatabase, name: string, 
     },
   });
   return services;
+}
+
+/**
+ * What every benchmark run starts with: a cleanup stack undone in reverse order however the run ends (Ctrl-C
+ * included), and a warning when the machine is already busy (on 2 cores, anything else running skews every row).
+ */
+export function prepareRun(progress: (line: string) => void): { cleanups: Cleanups; cleanup: () => Promise<void>; loadBefore: number } {
+  const cleanups: Cleanups = [];
+  const cleanup = async () => {
+    for (const step of cleanups.splice(0).toReversed()) {
+      await step.run().catch((error: unknown) => progress(`cleanup "${step.name}" failed: ${String(error)}`));
+    }
+  };
+  process.once('SIGINT', () => void cleanup().finally(() => process.exit(130)));
+  const loadBefore = os.loadavg()[0]!;
+  if (loadBefore > 1) progress(`warning: 1-minute load average is ${loadBefore.toFixed(2)} before starting; results will be noisy`);
+  return { cleanups, cleanup, loadBefore };
 }
