@@ -4,9 +4,10 @@ import { systemClock, type Clock } from '../clock.ts';
 import { createCoalescedTask } from '../queue/coalesced-task.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { EVENT_QUEUES } from './event-queues.ts';
 
-/** The durable queue every outbox event goes to; its consumers fan out to webhooks, notifications and timers. */
-export const EVENTS_QUEUE = 'events';
+/** The webhook consumer's queue (see {@link EVENT_QUEUES} for every consumer's). */
+export const EVENTS_QUEUE = EVENT_QUEUES.webhooks;
 
 /** Runs of an `events` job before it is failed: with the 2 s exponential backoff, about 68 minutes of retries. */
 const EVENT_JOB_ATTEMPTS = 12;
@@ -45,8 +46,8 @@ type OutboxRow = {
 };
 
 /**
- * Moves committed outbox rows to the durable queue {@link EVENTS_QUEUE}: job name = the event, job id = the outbox
- * id, data = the envelope `{event, timestamp, data}` plus `outbox_id`, `site_id`, `entity_type`, `entity_id`,
+ * Moves committed outbox rows to every consumer's durable queue ({@link EVENT_QUEUES}): job name = the event, job id =
+ * the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`, `site_id`, `entity_type`, `entity_id`,
  * `entity_version`. Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
  * LOCKED`), enqueues them in `seq` order and stamps `relayed_at`. A crash after enqueueing but before the commit
  * re-sends the rows later, and the job id makes that a no-op in the queue: no row is lost or delivered twice.
@@ -113,7 +114,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 }
 
-/** One at a time, so the queue receives an entity's events in `seq` order. */
+/** One at a time, so each queue receives an entity's events in `seq` order. */
 async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
   for (const row of rows) {
     const data: JsonValue = {
@@ -125,6 +126,8 @@ async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: Entity
       entity_version: row.entity_version,
     };
     // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
-    await queue.add(EVENTS_QUEUE, row.event, data, { jobId: row.id, transaction: tx, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 });
+    for (const name of Object.values(EVENT_QUEUES)) {
+      await queue.add(name, row.event, data, { jobId: row.id, transaction: tx, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 });
+    }
   }
 }
