@@ -3,6 +3,7 @@ import { seedDemoIfEmpty } from './app/seed-demo.ts';
 import { startServer } from './app/server.ts';
 import { createServices } from './app/services.ts';
 import { startWebhookDelivery } from './engine/webhooks/start-webhook-delivery.ts';
+import { startNotificationDelivery } from './engine/notify/start-notification-delivery.ts';
 
 /** `npm start`: validate the environment, open the database, migrate, seed the demo on first start, serve. */
 async function main(): Promise<void> {
@@ -14,9 +15,11 @@ async function main(): Promise<void> {
   const running = await startServer(services);
   // Webhook workers run beside the relay that feeds them; tests start them with their own options instead.
   const webhooks = await startWebhookDelivery(services);
+  const notifications = await startNotificationDelivery(services);
   services.logger.info({ port: running.port, database: services.db.kind, redis: Boolean(services.redis) }, 'listening');
   const stop = async () => {
     await running.close();
+    await notifications.close();
     await services.close();
     webhooks.close();
     process.exit(0);

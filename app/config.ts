@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { ATTACHMENT_ENV, toAttachmentSettings, type AttachmentSettings } from '../engine/attachments/attachment-settings.ts';
 
 /**
  * Every environment variable the service reads. The README's table is written from this list;
@@ -32,6 +33,12 @@ const EnvSchema = Type.Object({
   TRUST_PROXY: Type.Boolean({ default: false }),
   RESPONSE_VALIDATION: Type.Boolean({ default: false }),
   WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
+  MAPPING_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  ...ATTACHMENT_ENV,
+  TRACK_POINT_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
+  TRACK_POINT_DISTANCE_METERS: Type.Integer({ minimum: 1, maximum: 100_000, default: 200 }),
+  DRIVER_DISCONNECT_GRACE_SECONDS: Type.Number({ minimum: 0, maximum: 3600, default: 60 }),
+  LOCATION_RATE_LIMIT_PER_SECOND: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -59,6 +66,12 @@ export type Config = {
   responseValidation: boolean;
   /** Accept webhook URLs on loopback addresses (tests' local receivers); refused in production. */
   webhookAllowLoopback: boolean;
+  /** Let sites' mapping engines (OSRM, Nominatim base_url) live on private networks; default public only. */
+  mappingAllowPrivateNetworks: boolean;
+  /** Attachment storage, limits and signed URL lifetime (ATTACHMENT_* variables). */
+  attachments: AttachmentSettings;
+  /** Realtime (issue 5): the track throttle, the disconnect grace and the per-driver location event quota. */
+  realtime: { trackThrottle: { intervalSeconds: number; distanceMeters: number }; disconnectGraceSeconds: number; locationEventsPerSecond: number };
 };
 
 export class ConfigError extends Error {}
@@ -108,6 +121,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: valid.TRUST_PROXY,
     responseValidation: valid.RESPONSE_VALIDATION,
     webhookAllowLoopback: valid.WEBHOOK_ALLOW_LOOPBACK,
+    mappingAllowPrivateNetworks: valid.MAPPING_ALLOW_PRIVATE_NETWORKS,
+    attachments: toAttachmentSettings(valid, dataDir),
+    realtime: {
+      trackThrottle: { intervalSeconds: valid.TRACK_POINT_INTERVAL_SECONDS, distanceMeters: valid.TRACK_POINT_DISTANCE_METERS },
+      disconnectGraceSeconds: valid.DRIVER_DISCONNECT_GRACE_SECONDS,
+      locationEventsPerSecond: valid.LOCATION_RATE_LIMIT_PER_SECOND,
+    },
   };
 }
 

@@ -2,15 +2,23 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3/node';
 import { createHttpApp } from '../http/app.ts';
+import { mountAttachmentTransfer } from '../http/attachment-transfer.ts';
 import { ALL_OPERATIONS } from '../http/operations/all-operations.ts';
+import { attachRealtime } from '../realtime/realtime-server.ts';
+import { createEarningsConsumer } from '../engine/earnings/record-earning.ts';
+import { EVENT_QUEUES } from '../engine/outbox/event-queues.ts';
+import { startDispatchWorker } from '../engine/dispatch/dispatch-worker.ts';
+import { startEtaWorker } from '../engine/eta/eta-worker.ts';
 import type { Services } from './services.ts';
 
 export type RunningServer = { server: Server; port: number; url: string; close(): Promise<void> };
 
-/** Serves the HTTP API (and, later, socket.io) on one node:http server. */
+/** Serves the HTTP API and socket.io (`/driver`, `/dispatch`) on one node:http server. */
 export async function startServer(services: Services): Promise<RunningServer> {
   const app = createHttpApp(services, ALL_OPERATIONS);
+  mountAttachmentTransfer(app, services);
   const server = createServer(toNodeHandler(app));
+  const realtime = attachRealtime(server, services);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -19,14 +27,21 @@ export async function startServer(services: Services): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   // Committed events leave only through the relay (DESIGN §3): it runs wherever the API runs.
   services.outboxRelay.start();
+  // Consumers of committed events that every API process runs (webhook delivery is started separately).
+  await services.queue.process(EVENT_QUEUES.earnings, createEarningsConsumer({ orm: services.db.orm, logger: services.logger }), { concurrency: 2 });
+  // Scheduled dispatches fall due and auto dispatch runs in every API process (DESIGN §7).
+  const dispatchWorker = await startDispatchWorker(services);
+  // ETA checks of moving drivers and the notifications they make due (issue 5), in every API process.
+  await startEtaWorker(services);
   return {
     server,
     port,
     url: `http://${services.config.baseDomain}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      server.closeAllConnections();
+      await dispatchWorker.stop();
+      // socket.io's close ends its sockets and then closes this HTTP server.
+      await realtime.close();
+    },
   };
 }

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { systemClock, type Clock } from '../engine/clock.ts';
 import { createEngine, type Engine } from '../engine/engine.ts';
+import { createLocationTracker, type LocationTracker } from '../engine/drivers/driver-track-batcher.ts';
 import { createOutboxRelay, type OutboxRelay } from '../engine/outbox/outbox-relay.ts';
 import { createDurableQueue } from '../engine/queue/create-queue.ts';
 import type { DurableQueue } from '../engine/queue/durable-queue.ts';
@@ -10,6 +11,7 @@ import { RateLimiter } from '../http/rate-limit.ts';
 import { SiteDirectory } from '../http/tenancy.ts';
 import { openDatabase, type Database } from '../persistence/database.ts';
 import { FieldCrypto } from '../persistence/field-crypto.ts';
+import { createAttachmentStorage, type AttachmentStorage } from '../engine/attachments/attachment-storage.ts';
 import type { Config } from './config.ts';
 
 /** Everything a request, a job or a script needs, built once and passed in (never imported as singletons). */
@@ -31,6 +33,10 @@ export type Services = {
   outboxRelay: OutboxRelay;
   /** Encrypts secret columns (AES-256-GCM, key from SECRET_KEY). */
   crypto: FieldCrypto;
+  /** Attachment files: the local disk behind signed URLs, or an S3-compatible bucket (ATTACHMENT_STORAGE). */
+  attachments: AttachmentStorage;
+  /** Applies streamed driver positions in group-committed batches (sockets; the REST path calls the same SQL). */
+  locations: LocationTracker;
   close(): Promise<void>;
 };
 
@@ -55,6 +61,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const queue = createDurableQueue({ orm: db.orm, logger, redis, redisPrefix: config.redisPrefix });
   const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger, clock });
   engine.onCommit(() => outboxRelay.kick());
+  const locations = createLocationTracker({ orm: db.orm, logger, clock, throttle: config.realtime.trackThrottle });
   return {
     config,
     db,
@@ -65,11 +72,14 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     queue,
     outboxRelay,
     crypto: new FieldCrypto(config.secretKey),
+    attachments: createAttachmentStorage(config.attachments, config.secretKey),
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
     credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
     sites: new SiteDirectory(db.orm),
+    locations,
     async close() {
       engine.stop();
+      await locations.close();
       await outboxRelay.stop();
       // Waits for running jobs; the table queue still needs the database here.
       await queue.close();

@@ -13,8 +13,9 @@
  *   the outbox relay, which moves the new rows to BullMQ (as deployed; without Redis they would go to a table).
  * - Workloads run one after the other, raw first and again last: the ratios use the mean of both raw runs, and
  *   the two rows show how much the machine drifted (on 2 cores, anything else running moves every number).
- * - After the measured phases, a few commands run one at a time with every SQL statement counted (the round trips
- *   each command costs), and the audit and outbox rows are checked against the commands that succeeded.
+ * - After the measured phases, commands run again with every SQL statement counted (the round trips each command
+ *   costs), 16 in flight as measured (group commit shares a transaction among them) and then one at a time (a group
+ *   of one), and the audit and outbox rows are checked against the commands that succeeded.
  *
  * Run: `npm run bench:engine`, i.e. `node --expose-gc --import tsx bench/engine.ts` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
  */
@@ -38,7 +39,9 @@ const RATE_SECONDS = 2;
 const LOOP: LoopSettings = { concurrency: 16, warmupSeconds: 3, durationSeconds: 10 };
 /** Per workload: 16 per lane, so a lane comes back to a job only after 15 other commands of its own. */
 const JOBS = 256;
-const COUNTED_COMMANDS = 40;
+const COUNTED_COMMANDS = 320;
+/** Commands counted one at a time: what a lone command costs (a group of one). */
+const LONE_COMMANDS = 20;
 const GOALS = { actorsPerGiB: 150_000, ratioToRaw: 0.3 };
 const RESULTS_FILE = fileURLToPath(new URL('./results/engine.json', import.meta.url));
 
@@ -93,11 +96,16 @@ async function main(): Promise<void> {
     const measured: LoopResult[] = [];
     for (const [name, operation] of workloads) measured.push(await measureLoop(name, LOOP, operation, progress));
 
-    progress(`counting SQL statements over ${COUNTED_COMMANDS} commands of each kind, one at a time`);
+    progress(`counting SQL statements over ${COUNTED_COMMANDS} commands of each kind, ${LOOP.concurrency} in flight, then one at a time`);
+    const inFlight = (operation: Operation) => countQueries(COUNTED_COMMANDS, (i) => operation(i % LOOP.concurrency), LOOP.concurrency);
     const queries: Record<string, QueryCount> = {
-      'job dispatch/return': await countQueries(COUNTED_COMMANDS, () => jobCycle(0)),
-      'stop dispatch/return': await countQueries(COUNTED_COMMANDS, () => stopCycle(0)),
-      'raw pg INSERT': await countQueries(COUNTED_COMMANDS, () => raw.operation(0)),
+      'job dispatch/return': await inFlight(jobCycle),
+      'stop dispatch/return': await inFlight(stopCycle),
+      'raw pg INSERT': await inFlight(raw.operation),
+    };
+    const alone: Record<string, QueryCount> = {
+      'job dispatch/return, alone': await countQueries(LONE_COMMANDS, () => jobCycle(0)),
+      'stop dispatch/return, alone': await countQueries(LONE_COMMANDS, () => stopCycle(0)),
     };
     // Every successful move must have left exactly one audit record and one outbox row in its transaction.
     const [written] = await inTenantScope(services.db.orm, { siteId: site.siteId }, (em) =>
@@ -122,10 +130,10 @@ async function main(): Promise<void> {
     const setup = [
       machineLine(loadBefore),
       `(a) ${IDLE_ACTORS.toLocaleString('en-US')} idle actors per source in an ActorRegistry; heapUsed after full GCs, before and after; default job workflow`,
-      `(b) PostgreSQL as a non-superuser (RLS on), pool ${config.databasePoolSize} for the app and for raw pg; outbox relay on, to BullMQ on Redis; ` +
+      `(b) PostgreSQL as a non-superuser (RLS on), pool ${config.databasePoolSize} for the app and for raw pg; transitions group-committed; outbox relay on, to BullMQ on Redis; ` +
         `${LOOP.concurrency} in flight, ${LOOP.warmupSeconds} s warm-up discarded, ${LOOP.durationSeconds} s measured; ${JOBS} jobs per command workload, 1 stop each`,
     ];
-    process.stdout.write(`\n${setup.join('\n')}\n\n${formatEngineReport(actors.memory, actors.rates, rows)}\n\n`);
+    process.stdout.write(`\n${setup.join('\n')}\n\n${formatEngineReport(actors.memory, actors.rates, rows, alone)}\n\n`);
     process.stdout.write(`goal (≥ ${whole(GOALS.actorsPerGiB)} idle actors per GiB): ${verdict(worstActors >= GOALS.actorsPerGiB)} (${whole(worstActors)})\n`);
     process.stdout.write(`goal (commands ≥ ${GOALS.ratioToRaw}× raw inserts): ${verdict(worstRatio >= GOALS.ratioToRaw)} (${worstRatio.toFixed(2)}×)\n`);
     writeResults(RESULTS_FILE, {
@@ -137,7 +145,7 @@ async function main(): Promise<void> {
       goals: GOALS,
       idleActors: actors.memory,
       machineRates: actors.rates,
-      commands: { settings: LOOP, jobsPerWorkload: JOBS, rawBaseline: baseline, results: rows, moves, pendingOutboxAtEnd: written.pending },
+      commands: { settings: LOOP, jobsPerWorkload: JOBS, rawBaseline: baseline, results: rows, statementsAlone: alone, moves, pendingOutboxAtEnd: written.pending },
     });
     progress(`wrote ${RESULTS_FILE}`);
   } finally {

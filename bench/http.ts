@@ -13,15 +13,26 @@
  *   is high enough that it never refuses).
  * - Per-request logs are off (LOG_LEVEL=warn) except for the rows marked [info logs], which rerun the API targets
  *   with the logger at info writing to /dev/null, to show what request logging costs.
+ * - A bare h3 app with one hello route, mounted like the API, shows the framework's own ceiling.
+ * - Besides req/s, each row reports this process's CPU time per request served (process.cpuUsage over the run,
+ *   warm-up included, divided by the requests the server counted). On 2 cores shared with other work, req/s moves
+ *   with whatever else runs; CPU per request barely does, and it is what req/s is on an idle machine, where the
+ *   server saturates one core. The CPU ratio (raw's CPU per request / the target's) is the load-independent twin
+ *   of the req/s ratio. It includes what the API process does meanwhile (pools, workers' polling): its real cost.
+ * - BENCH_CPU_PROFILE=<file> writes a V8 CPU profile of the `/api/auth/me` run (see `profiled`).
  *
- * Run: `npm run bench` (about 70 s). Progress goes to stderr, the table to stdout, JSON to bench/results/.
+ * Run: `npm run bench:http` (about 90 s). Progress goes to stderr, the table to stdout, JSON to bench/results/.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { H3 } from 'h3';
+import { toNodeHandler } from 'h3/node';
 import pino from 'pino';
 import { loadConfig } from '../app/config.ts';
 import { startServer } from '../app/server.ts';
@@ -41,21 +52,78 @@ const RESULTS_FILE = fileURLToPath(new URL('./results/http.json', import.meta.ur
 const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 /** The baseline: the least a node:http server can do per request, with a JSON body like the API's. */
-async function startRawServer(): Promise<{ port: number; close(): Promise<void> }> {
+function startRawServer(): Promise<Listening> {
   const body = JSON.stringify({ hello: 'world' });
-  const server: Server = createServer((_req, res) => {
+  return listen((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
+}
+
+/**
+ * The framework's own ceiling: a bare h3 app with one hello route, mounted as the API is (`toNodeHandler`). No
+ * API code can beat it, so its ratio to raw shows how much of the gap is h3 + srvx rather than ours.
+ */
+function startBareH3Server(): Promise<Listening> {
+  const app = new H3().get('/', () => ({ hello: 'world' }));
+  return listen(toNodeHandler(app) as RequestListener);
+}
+
+type Listening = { server: Server; port: number; close(): Promise<void> };
+
+type CpuMeasurement = Measurement & { cpuMicrosPerRequest: number };
+
+const isApi = (m: Measurement) => m.path.startsWith('/api/');
+
+/** Counts the requests a server receives, for CPU time per request. */
+function requestCounter(server: Server): () => number {
+  let served = 0;
+  server.on('request', () => (served += 1));
+  return () => served;
+}
+
+async function listen(handler: RequestListener): Promise<Listening> {
+  const server: Server = createServer(handler);
   server.keepAliveTimeout = 65_000; // as app/server.ts, so neither server closes autocannon's connections
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
+    server,
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * With BENCH_CPU_PROFILE=<file.cpuprofile>, `work` runs under the V8 CPU profiler (open the file in Chrome DevTools
+ * or speedscope): this is how to see where an API request's time goes. Without it, `work` just runs.
+ */
+async function profiled<T>(work: () => Promise<T>): Promise<T> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+    progress(`wrote CPU profile ${file}`);
+  }
+}
+
+/** Second table: CPU time per request and its ratio to raw's, the figures that do not move with the machine's load. */
+function formatCpuTable(rows: (Measurement & CpuMeasurement & { cpuRatioToRaw: number })[]): string {
+  const width = Math.max(...rows.map((row) => row.target.length));
+  const lines = rows.map((row) =>
+    `${row.target.padEnd(width)}  ${row.cpuMicrosPerRequest.toFixed(1).padStart(10)}  ${`${row.cpuRatioToRaw.toFixed(row.cpuRatioToRaw < 0.1 ? 3 : 2)}×`.padStart(12)}`,
+  );
+  return [`${'target'.padEnd(width)}  ${'CPU µs/req'.padStart(10)}  ${'CPU ratio'.padStart(12)}`, ...lines].join('\n');
 }
 
 function gitCommit(): string | null {
@@ -110,56 +178,79 @@ async function main(): Promise<void> {
     cleanups.push({ name: 'close API server', run: () => api.close() });
     const raw = await startRawServer();
     cleanups.push({ name: 'close raw server', run: () => raw.close() });
+    const bareH3 = await startBareH3Server();
+    cleanups.push({ name: 'close bare h3 server', run: () => bareH3.close() });
     const load = new LoadGenerator(SETTINGS);
     cleanups.push({ name: 'stop load process', run: () => load.close() });
 
     // Every target gets the same request headers, so the raw server parses as many bytes as the API.
     const headers = { host: `${SUBDOMAIN}.localhost:${api.port}`, 'x-api-key': apiKey };
     const rawTarget: Target = { name: 'raw node:http', port: raw.port, path: '/', headers };
+    const h3Target: Target = { name: 'bare h3 hello', port: bareH3.port, path: '/', headers };
     const me: Target = { name: 'GET /api/auth/me', port: api.port, path: '/api/auth/me', headers };
     const search: Target = { name: `GET /api/user/search`, port: api.port, path: `/api/user/search?page_size=${PAGE_SIZE}`, headers };
     await probe(rawTarget);
+    await probe(h3Target);
     await probe(me);
     const page = (await probe(search)) as { data?: unknown[] };
     if (page.data?.length !== PAGE_SIZE) throw new Error(`user search returned ${page.data?.length} rows, expected a full page of ${PAGE_SIZE}`);
     progress(`servers up (raw :${raw.port}, API :${api.port}); ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}`);
 
-    const measured: Measurement[] = [];
-    for (const target of [rawTarget, me, search]) measured.push(await load.measure(target, progress));
+    const served = { raw: requestCounter(raw.server), h3: requestCounter(bareH3.server), api: requestCounter(api.server) };
+    const measure = async (target: Target, count: () => number, wrap = <T>(work: () => Promise<T>) => work()): Promise<CpuMeasurement> => {
+      const before = count();
+      const cpuBefore = process.cpuUsage();
+      const measurement = await wrap(() => load.measure(target, progress));
+      const cpu = process.cpuUsage(cpuBefore);
+      return { ...measurement, cpuMicrosPerRequest: (cpu.user + cpu.system) / (count() - before) };
+    };
+    const measured: CpuMeasurement[] = [];
+    measured.push(await measure(rawTarget, served.raw));
+    measured.push(await measure(h3Target, served.h3));
+    measured.push(await measure(me, served.api, profiled));
+    measured.push(await measure(search, served.api));
     services.logger.level = 'info';
     discardLogs = true;
-    for (const target of [me, search]) {
-      measured.push(await load.measure({ ...target, name: `${target.name} [info logs]` }, progress));
-    }
+    for (const target of [me, search]) measured.push(await measure({ ...target, name: `${target.name} [info logs]` }, served.api));
     services.logger.level = 'warn';
     discardLogs = false;
     // Raw again at the end: the ratios use the mean of both raw runs, and the two rows show how much the machine
     // drifted during the run (other work on 2 cores moves every number).
-    measured.push(await load.measure({ ...rawTarget, name: `${rawTarget.name} (again)` }, progress));
+    measured.push(await measure({ ...rawTarget, name: `${rawTarget.name} (again)` }, served.raw));
 
     // The limiter falls back to memory if Redis fails: check that Redis really counted every API request.
     const counted = Number(await redis.get(`${redisPrefix}:rl:key:${applicationId}`));
-    const isRaw = (m: Measurement) => m.path === rawTarget.path;
-    const apiRequests = measured.filter((m) => !isRaw(m)).reduce((sum, m) => sum + m.requests, 0);
+    const isRaw = (m: Measurement) => m.target.startsWith(rawTarget.name);
+    const apiRequests = measured.filter(isApi).reduce((sum, m) => sum + m.requests, 0);
     if (!(counted >= apiRequests)) throw new Error(`Redis rate-limit counter is ${counted}, below the ${apiRequests} measured API requests`);
     progress(`rate limiter counted ${counted} requests in Redis (measured API requests: ${apiRequests}, rest are warm-ups and probes)`);
 
     const raws = measured.filter(isRaw);
     const baseline = raws.reduce((sum, m) => sum + m.requestsPerSecond.mean, 0) / raws.length;
-    const rows: Row[] = measured.map((m) => ({ ...m, ratioToRaw: m.requestsPerSecond.mean / baseline }));
+    const rawCpu = raws.reduce((sum, m) => sum + m.cpuMicrosPerRequest, 0) / raws.length;
+    const rows: (Row & CpuMeasurement & { cpuRatioToRaw: number })[] = measured.map((m) => ({
+      ...m,
+      ratioToRaw: m.requestsPerSecond.mean / baseline,
+      cpuRatioToRaw: rawCpu / m.cpuMicrosPerRequest,
+    }));
     const loadAverage = { before: loadBefore, after: os.loadavg()[0]! };
     const setup = [
       `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), commit ${gitCommit() ?? 'unknown'}, ` +
         `load average ${loadAverage.before.toFixed(2)} before / ${loadAverage.after.toFixed(2)} after`,
       `autocannon in a child process: ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}, ` +
         `${SETTINGS.warmupSeconds} s warm-up discarded, ${SETTINGS.durationSeconds} s measured per target`,
-      'raw and API servers in this process, measured one after the other; ratios against the mean of both raw runs; all responses checked 2xx',
+      'raw, bare h3 and API servers in this process, measured one after the other; ratios against the mean of both raw runs; all responses checked 2xx',
       `API: PostgreSQL as a non-superuser (RLS on), pool ${config.databasePoolSize}; rate limiter in Redis; ` +
         'per-request logs off (LOG_LEVEL=warn) except [info logs] rows (info to /dev/null)',
     ];
-    process.stdout.write(`\n${setup.join('\n')}\n\n${formatTable(rows)}\n\n`);
-    const goal = rows.find((row) => row.target === me.name)!.ratioToRaw >= 0.5 ? 'met' : 'NOT met';
-    process.stdout.write(`goal (GET /api/auth/me at 0.5× raw or better): ${goal}\n`);
+    process.stdout.write(`\n${setup.join('\n')}\n\n${formatTable(rows)}\n\n${formatCpuTable(rows)}\n\n`);
+    const meRow = rows.find((row) => row.target === me.name)!;
+    const h3Row = rows.find((row) => row.target === h3Target.name)!;
+    process.stdout.write(
+      `goal (GET /api/auth/me at 0.5× raw or better): ${meRow.ratioToRaw >= 0.5 ? 'met' : 'NOT met'} in req/s (${meRow.ratioToRaw.toFixed(2)}×), ` +
+        `${meRow.cpuRatioToRaw >= 0.5 ? 'met' : 'NOT met'} in CPU per request (${meRow.cpuRatioToRaw.toFixed(2)}×); ` +
+        `bare h3 hello: ${h3Row.ratioToRaw.toFixed(2)}× req/s, ${h3Row.cpuRatioToRaw.toFixed(2)}× CPU\n`,
+    );
     writeResults(RESULTS_FILE, {
       date: new Date().toISOString(),
       node: process.version,

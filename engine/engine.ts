@@ -2,21 +2,32 @@ import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import type { Clock } from './clock.ts';
-import { applyTransition, writePendingRecords, type Applied, type CommandActor, type CommandScope, type EntityKind, type TransitionRequest } from './commands/apply-transition.ts';
+import { insertAuditAndOutbox } from '../persistence/outbox.ts';
+import { applyTransition, writePendingRecords, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
+import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
 
-export type EngineDeps = { orm: MikroORM; clock: Clock; maxActors?: number; idleMs?: number };
+export type EngineDeps = {
+  orm: MikroORM;
+  clock: Clock;
+  maxActors?: number;
+  idleMs?: number;
+  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 4). */
+  groupCommit?: { maxBatch?: number; maxConcurrent?: number };
+};
 
 export type CommandContext = { siteId: string; actor: CommandActor };
 
 /** The one way in for state changes, shared by REST, sockets, timers and the simulator (DESIGN §3). */
 export type Engine = {
   /**
-   * Moves an entity: one at a time per entity (mailbox), one transaction for the move, its cascades, audit and
-   * outbox; on a race (version or unique key) the cached actor is dropped and the command retried once, then 409.
+   * Moves an entity: one at a time per entity (mailbox); the move, its cascades, audit and outbox in one savepoint
+   * of a transaction shared with the other moves that arrived meanwhile (group commit), answered once that
+   * transaction committed; on a race (version or unique key) the cached actor is dropped and the command retried
+   * once, then 409.
    */
   transition(ctx: CommandContext, kind: EntityKind, id: string, request: TransitionRequest, notes?: { cancellationNotes?: string }): Promise<Applied>;
   /**
@@ -33,11 +44,61 @@ export type Engine = {
   stop(): void;
 };
 
+/** A raced attempt (a concurrent writer won): the transaction or savepoint rolled back, so running it again on fresh reads is safe. */
+const raced = (error: unknown) => error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException;
+const conflict = () => DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
+
 export function createEngine(deps: EngineDeps): Engine {
   const registry = new ActorRegistry({ maxActors: deps.maxActors ?? 100_000, idleMs: deps.idleMs ?? 10 * 60_000 });
   const mailbox = new Mailbox();
   const listeners: (() => void)[] = [];
   let timer: NodeJS.Timeout | undefined;
+  const notifyCommitted = () => {
+    for (const listener of listeners) listener();
+  };
+  const remember = (siteId: string, touched: CommandScope['touched']) => {
+    for (const [id, entry] of touched) registry.set(siteId, id, { ...entry, lastUsedAt: deps.clock.now().getTime() });
+  };
+  // Transitions share transactions; their audit records and outbox rows are written once per batch, in order.
+  const transitions = new GroupCommit<{ applied: Applied; pending: PendingRecords }>({
+    orm: deps.orm,
+    ...deps.groupCommit,
+    beforeCommit: (em, values) =>
+      insertAuditAndOutbox(
+        em,
+        values.flatMap((v) => v.pending.audits),
+        values.flatMap((v) => v.pending.events),
+      ),
+    afterCommit: notifyCommitted,
+  });
+
+  async function transition(ctx: CommandContext, kind: EntityKind, id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Applied> {
+    return mailbox.run(`${kind}:${id}`, async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        const touched: CommandScope['touched'] = new Map();
+        try {
+          const outcome = await transitions.run({
+            siteId: ctx.siteId,
+            userId: ctx.actor.userId,
+            work: async (em) => {
+              touched.clear(); // a batch that could not commit runs its units again
+              const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] } };
+              const applied = await applyTransition(scope, kind, id, request, notes);
+              await applyCascades(scope, applied, notes);
+              return { applied, pending: scope.pending };
+            },
+            committed: () => remember(ctx.siteId, touched),
+          });
+          return outcome.applied;
+        } catch (error) {
+          if (!raced(error)) throw error;
+          for (const touchedId of touched.keys()) registry.drop(ctx.siteId, touchedId);
+          if (attempt >= 2 && error instanceof OptimisticLockError) throw conflict();
+          if (attempt >= 2) throw error;
+        }
+      }
+    });
+  }
 
   async function command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T>): Promise<T> {
     return mailbox.run(key, async () => {
@@ -51,18 +112,13 @@ export function createEngine(deps: EngineDeps): Engine {
             await writePendingRecords(scope);
             return value;
           });
-          for (const [id, entry] of touched) registry.set(ctx.siteId, id, { ...entry, lastUsedAt: deps.clock.now().getTime() });
-          for (const listener of listeners) listener();
+          remember(ctx.siteId, touched);
+          notifyCommitted();
           return result;
         } catch (error) {
-          // A concurrent writer won the race (a newer version, or the same new customer inserted first): the
-          // transaction rolled back whole, so running the command again on fresh reads is safe.
-          const raced = error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException;
-          if (!raced) throw error;
+          if (!raced(error)) throw error;
           for (const id of touched.keys()) registry.drop(ctx.siteId, id);
-          if (attempt >= 2 && error instanceof OptimisticLockError) {
-            throw DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
-          }
+          if (attempt >= 2 && error instanceof OptimisticLockError) throw conflict();
           if (attempt >= 2) throw error;
         }
       }
@@ -72,12 +128,7 @@ export function createEngine(deps: EngineDeps): Engine {
   return {
     registry,
     command,
-    transition: (ctx, kind, id, request, notes = {}) =>
-      command(ctx, `${kind}:${id}`, async (scope) => {
-        const applied = await applyTransition(scope, kind, id, request, notes);
-        await applyCascades(scope, applied, notes);
-        return applied;
-      }),
+    transition: (ctx, kind, id, request, notes = {}) => transition(ctx, kind, id, request, notes),
     onCommit: (listener) => listeners.push(listener),
     sweep: () => registry.sweep(deps.clock.now().getTime()),
     start() {

@@ -64,7 +64,7 @@ function describeOperation(operation: Operation): JsonObject {
         description: operation.summary,
         content: { 'application/json': { schema: plain(operation.response) } },
       },
-      ...Object.fromEntries(['400', '401', '403', '404', '409', '422', '429'].map((code) => [code, errorResponse])),
+      ...Object.fromEntries(['400', '401', '403', '404', '409', '422', '429', '502'].map((code) => [code, errorResponse])),
     },
   };
 }

@@ -26,7 +26,8 @@ export function readQuery(url: URL, schema: TSchema): Record<string, unknown> {
 export async function readJsonBody(event: H3Event): Promise<unknown> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await event.req.text();
+  // The Fetch API drops a GET's body; GET /dispatch/available-drivers takes one (as the spec shows): read the socket.
+  const text = event.req.method === 'GET' ? await readGetBody(event) : await event.req.text();
   if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
   if (text.trim() === '') return {};
   const type = event.req.headers.get('content-type') ?? '';
@@ -51,6 +52,19 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function readRequestId(headers: Headers, fresh: () => string): string {
   const incoming = headers.get('x-request-id');
   return incoming && REQUEST_ID.test(incoming) ? incoming : fresh();
+}
+
+async function readGetBody(event: H3Event): Promise<string> {
+  const req = event.runtime?.node?.req;
+  if (!req || (!req.headers['content-length'] && !req.headers['transfer-encoding'])) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function tooLarge(): ApiError {

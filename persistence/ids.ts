@@ -29,6 +29,20 @@ export const ID_PREFIXES = {
   vehicle: 'veh',
   team: 'team',
   zone: 'zone',
+  integration: 'int',
+  notification: 'ntf',
+  paymentMethod: 'pmt',
+  route: 'rte',
+  customField: 'cfd',
+  attachment: 'att',
+  earningsRule: 'ern',
+  driverEarning: 'dre',
+  chatRoom: 'room',
+  chatMessage: 'msg',
+  etaConfig: 'etac',
+  etaTemplate: 'etpl',
+  etaSent: 'etas',
+  dispatch: 'dsp',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

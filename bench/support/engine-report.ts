@@ -6,7 +6,7 @@ import type { QueryCount } from './query-counter.ts';
 export type CommandRow = LoopResult & { ratioToRaw: number; queries: QueryCount | undefined };
 
 /** The three tables (idle actors, machine operations, command workloads) and the statements behind each command. */
-export function formatEngineReport(memory: MemoryResult[], rates: RateResult[], rows: CommandRow[]): string {
+export function formatEngineReport(memory: MemoryResult[], rates: RateResult[], rows: CommandRow[], extraCounts: Record<string, QueryCount> = {}): string {
   const memoryTable = formatGrid(
     ['idle actors', 'actors', 'heap MiB', 'bytes/actor', 'actors/GiB'],
     memory.map((m) => [m.source, whole(m.actors), (m.heapBytes / 2 ** 20).toFixed(1), whole(m.bytesPerActor), whole(m.actorsPerGiB)]),
@@ -20,12 +20,14 @@ export function formatEngineReport(memory: MemoryResult[], rates: RateResult[], 
       return [r.workload, whole(r.perSecond), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), r.cpu.msPerOperation.toFixed(3), sql, `${r.ratioToRaw.toFixed(2)}×`];
     }),
   );
-  const statements = rows
-    .filter((r, i) => r.queries && rows.findIndex((o) => o.queries === r.queries) === i)
-    .map((r) => {
-      const q = r.queries!;
-      const lines = q.statements.map((s) => `  ${s.perOperation.toFixed(2)}  [${s.owner}] ${s.statement}`);
-      return `${r.workload}: ${q.perOperation.total.toFixed(1)} statements per operation, one at a time (${q.operations} counted)\n${lines.join('\n')}`;
-    });
+  const counted: [string, QueryCount][] = [
+    ...rows.filter((r, i) => r.queries && rows.findIndex((o) => o.queries === r.queries) === i).map((r): [string, QueryCount] => [r.workload, r.queries!]),
+    ...Object.entries(extraCounts),
+  ];
+  const statements = counted.map(([workload, q]) => {
+    const lines = q.statements.map((s) => `  ${s.perOperation.toFixed(2)}  [${s.owner}] ${s.statement}`);
+    const how = q.concurrency > 1 ? `${q.concurrency} in flight` : 'one at a time';
+    return `${workload}: ${q.perOperation.total.toFixed(1)} statements per operation, ${how} (${q.operations} counted)\n${lines.join('\n')}`;
+  });
   return [memoryTable, rateTable, loopTable, statements.join('\n')].join('\n\n');
 }

@@ -1,30 +1,41 @@
 import { Client } from 'pg';
+import { inParallel } from './command-load.ts';
 
 /** Which transaction a statement ran in: a command's, the outbox relay's (it takes the relay's advisory lock), or none. */
 export type Owner = 'command' | 'relay' | 'none';
 
 export type QueryCount = {
   operations: number;
+  /** Operations in flight while counting (1: one at a time). */
+  concurrency: number;
   /** Statements (each one a round trip to PostgreSQL) per operation, in total and by owner. */
   perOperation: Record<Owner | 'total', number>;
   statements: { owner: Owner; statement: string; perOperation: number }[];
 };
 
-/** `insert into "outbox" ("id", ...` → `insert into "outbox"`: the statement's verb and table, without its columns. */
+/**
+ * `insert into "outbox" ("id", ...` → `insert into "outbox"`: the statement's verb and table, without its columns. A
+ * multi-statement query (control statements sent with the next one, in one round trip) shows each part, joined by `+`.
+ */
 function shape(text: string): string {
+  const parts = text.split(/;\s+(?=savepoint |select set_config|update |insert |delete |select |with )/i);
+  return parts.length > 1 ? parts.map(shapeOne).join(' + ') : shapeOne(text);
+}
+
+function shapeOne(text: string): string {
   const sql = text.replace(/\s+/g, ' ').trim();
   const head = /^(select set_config|select pg_advisory_xact_lock|begin|commit|rollback|savepoint|release savepoint|insert into \S+|update \S+|delete from \S+|select .*? from \S+)/i.exec(sql);
   return (head?.[1] ?? sql.slice(0, 60)).toLowerCase();
 }
 
 /**
- * Counts the SQL statements sent while `operations` run one at a time, by wrapping the `pg` Client's `query` for
+ * Counts the SQL statements sent while `operations` run (one at a time unless `concurrency` says otherwise), by wrapping the `pg` Client's `query` for
  * that window only: MikroORM (through knex) and every pool share the one `pg` module, so nothing in the engine
  * changes. Statements are grouped per connection into transactions (BEGIN … COMMIT), so the relay's passes (kicked
  * after each commit, on their own connection) are told apart from the commands'. A diagnostic, never run while
  * measuring.
  */
-export async function countQueries(count: number, operation: (i: number) => Promise<void>): Promise<QueryCount> {
+export async function countQueries(count: number, operation: (i: number) => Promise<void>, concurrency = 1): Promise<QueryCount> {
   const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
   const open = new WeakMap<object, string[]>();
@@ -46,7 +57,7 @@ export async function countQueries(count: number, operation: (i: number) => Prom
     return original.apply(this, args);
   };
   try {
-    for (let i = 0; i < count; i++) await operation(i);
+    await inParallel(count, concurrency, operation);
     // The relay pass kicked by the last commit runs on the next macrotask: let it finish inside the window.
     await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {
@@ -59,5 +70,5 @@ export async function countQueries(count: number, operation: (i: number) => Prom
     })
     .sort((a, b) => a.owner.localeCompare(b.owner) || b.perOperation - a.perOperation);
   const sum = (owner?: Owner) => statements.filter((s) => !owner || s.owner === owner).reduce((total, s) => total + s.perOperation, 0);
-  return { operations: count, perOperation: { total: sum(), command: sum('command'), relay: sum('relay'), none: sum('none') }, statements };
+  return { operations: count, concurrency, perOperation: { total: sum(), command: sum('command'), relay: sum('relay'), none: sum('none') }, statements };
 }

@@ -28,7 +28,7 @@ export async function requestPasswordReset(
     : user.isPlatformOperator;
   if (!allowed) return;
   const ticket = await issueTicket(em, clock, { purpose: 'password_reset', siteId: site?.id ?? null, userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
-  sendMail(em, {
+  await sendMail(em, {
     siteId: site?.id ?? null,
     to: user.email,
     subject: `Reset your ${site?.name ?? 'platform'} password`,

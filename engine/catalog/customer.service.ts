@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import type { CustomFieldValues } from '../../persistence/entities/custom-field-definition.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
 import { newId } from '../../persistence/ids.ts';
 import { auditSnapshot, containsPattern } from '../admin/patch.ts';
 import { createUser } from '../admin/user.service.ts';
 import { DomainError } from '../domain-error.ts';
+import type { CustomerView } from './customer-admin.ts';
 
 /** How a job names its customer: an existing customer's user id, or contact details to find or create one. */
 export type CustomerInput = {
@@ -65,25 +68,37 @@ export async function findOrCreateCustomer(em: EntityManager, actor: AuditActor,
 }
 
 /**
- * The site's customers for pickers: active users with an active customer profile here, API keys' service accounts
- * excluded. `q` matches email, names and phone.
+ * The site's customers (API keys' service accounts excluded): active ones unless `is_active` says otherwise. `q`
+ * matches email, names and phone; `custom_fields` keeps customers whose values contain all the given ones.
  */
 export async function searchCustomers(
   em: EntityManager,
   siteId: string,
-  filter: { q?: string },
+  filter: { q?: string; is_active?: boolean; custom_fields?: CustomFieldValues },
   page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
-): Promise<[User[], number]> {
+): Promise<[CustomerView[], number]> {
   const profiles = em
     .createQueryBuilder(UserProfileSchema, 'p')
     .select('p.user_id')
-    .where({ siteId, role: 'customer', isActive: true });
-  const where: Record<string, unknown> = { id: { $in: profiles.getKnexQuery() }, isActive: true, isServiceAccount: false };
+    .where({ siteId, role: 'customer', isActive: filter.is_active ?? true });
+  if (filter.custom_fields) profiles.andWhere('p.custom_fields @> ?::jsonb', [JSON.stringify(filter.custom_fields)]);
+  const where: Record<string, unknown> = { id: { $in: profiles.getKnexQuery() }, isServiceAccount: false };
+  if (filter.is_active !== false) where.isActive = true;
   if (filter.q) {
     const pattern = containsPattern(filter.q);
     where.$or = ['email', 'firstName', 'lastName', 'phone'].map((field) => ({ [field]: { $ilike: pattern } }));
   }
-  return em.findAndCount(UserSchema, where, page);
+  const [users, total] = await em.findAndCount(UserSchema, where, page);
+  if (users.length === 0) return [[], total];
+  const ids = users.map((u) => u.id);
+  const customerProfiles = await em.find(UserProfileSchema, { userId: { $in: ids }, role: 'customer' }, { orderBy: { createdAt: 'asc' } });
+  const addressIds = users.flatMap((u) => (u.homeAddressId ? [u.homeAddressId] : []));
+  const addresses = addressIds.length ? await em.find(AddressSchema, { id: { $in: addressIds } }) : [];
+  const views = users.flatMap((user) => {
+    const profile = customerProfiles.find((p) => p.userId === user.id);
+    return profile ? [{ user, profile, homeAddress: addresses.find((a) => a.id === user.homeAddressId) ?? null }] : [];
+  });
+  return [views, total];
 }
 
 async function activeCustomer(em: EntityManager, siteId: string, userId: string): Promise<User> {

@@ -8,10 +8,17 @@ import { insertAuditAndOutbox, type DomainEvent } from '../../persistence/outbox
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
 import { jobFromRow, stopFromRow, toJobData, toStopData, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
+import { routeFromRow, toRouteData, type RouteRecord } from '../routes/route-view.ts';
 import type { ActorRegistry } from '../runtime/actor-registry.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
-export type EntityKind = 'job' | 'stop';
+export type EntityKind = 'job' | 'stop' | 'route';
+
+/** What the command path reads and writes of an entity of any kind. */
+export type EntityRecord = JobRecord | StopRecord | RouteRecord;
+
+/** The audit `entity_type` of a kind. */
+export const ENTITY_TYPE_NAMES: Record<EntityKind, string> = { job: 'Job', stop: 'Stop', route: 'Route' };
 
 /** A move to a named state (`workflow_state_id`), or a phase event mapped to the site's target state. */
 export type TransitionRequest = { kind: 'move'; toStateId: string } | { kind: 'phase'; event: PhaseEvent };
@@ -37,7 +44,7 @@ export type CommandScope = {
 
 export type Applied = {
   kind: EntityKind;
-  entity: JobRecord | StopRecord;
+  entity: EntityRecord;
   workflow: Workflow;
   from: { id: string; key: string; phase: string };
   to: { id: string; key: string; phase: string };
@@ -51,14 +58,14 @@ export async function writePendingRecords(scope: CommandScope): Promise<void> {
   await insertAuditAndOutbox(scope.em, audits, events);
 }
 
-/** Reads a job (not deleted) or a stop of the scope's site, as the command path uses it. */
-export async function loadEntity(scope: CommandScope, kind: EntityKind, id: string): Promise<JobRecord | StopRecord | null> {
-  const sql = kind === 'job' ? 'select * from job where id = ? and site_id = ? and deleted_at is null' : 'select * from stop where id = ? and site_id = ?';
+/** Reads a job (not deleted), a stop or a route of the scope's site, as the command path uses it. */
+export async function loadEntity(scope: CommandScope, kind: EntityKind, id: string): Promise<EntityRecord | null> {
+  const sql = kind === 'job' ? 'select * from job where id = ? and site_id = ? and deleted_at is null' : `select * from ${kind} where id = ? and site_id = ?`;
   const [row] = await scope.em.execute<EntityRow[]>(sql, [id, scope.siteId]);
   return row ? fromRow(kind, row) : null;
 }
 
-const fromRow = (kind: EntityKind, row: EntityRow): JobRecord | StopRecord => (kind === 'job' ? jobFromRow(row) : stopFromRow(row));
+const fromRow = (kind: EntityKind, row: EntityRow): EntityRecord => (kind === 'job' ? jobFromRow(row) : kind === 'stop' ? stopFromRow(row) : routeFromRow(row));
 
 /** A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event. */
 type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date };
@@ -80,7 +87,7 @@ export async function applyTransition(
   id: string,
   request: TransitionRequest,
   notes: { cancellationNotes?: string } = {},
-  loaded?: JobRecord | StopRecord,
+  loaded?: EntityRecord,
 ): Promise<Applied> {
   const { siteId, actor } = scope;
   const cached = scope.registry.get(siteId, id, scope.clock.now().getTime());
@@ -95,7 +102,7 @@ export async function applyTransition(
     }
   }
   const entity = loaded ?? (await loadEntity(scope, kind, id));
-  if (!entity) throw DomainError.notFound(kind === 'job' ? 'Job' : 'Stop', id);
+  if (!entity) throw DomainError.notFound(ENTITY_TYPE_NAMES[kind], id);
   const workflow = await workflowById(scope.em, entity.workflowId);
   const machine = buildEntityMachine(workflow);
   const inScope = scope.touched.get(id);
@@ -110,7 +117,7 @@ export async function applyTransition(
   if (!next) throw invalidTransition(kind, id, workflow, snapshot, request, actor.role);
   const planned = { workflow, snapshot, next, event, now: scope.clock.now() };
   const row = await update(scope, kind, id, entity.version, planned, notes);
-  if (!row) throw OptimisticLockError.lockFailed(kind === 'job' ? 'Job' : 'Stop');
+  if (!row) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
   return applied(scope, kind, id, row, planned);
 }
 
@@ -152,6 +159,11 @@ async function update(
     sets.push('completed_at = ?');
     params.push(now);
   }
+  // A route's first start is when its driver set out; a later restart keeps it.
+  if (kind === 'route' && to.phase === 'in_progress') {
+    sets.push('started_at = coalesce(started_at, ?)');
+    params.push(now);
+  }
   if (kind === 'job' && to.phase === 'cancelled') {
     sets.push('cancelled_at = ?');
     params.push(now);
@@ -178,13 +190,18 @@ function applied(scope: CommandScope, kind: EntityKind, id: string, row: EntityR
     auditRecordValues(actor, {
       siteId,
       action: 'state_change',
-      entityType: kind === 'job' ? 'Job' : 'Stop',
+      entityType: ENTITY_TYPE_NAMES[kind],
       entityId: id,
       before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
       after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: event.type, role: actor.role },
     }),
   );
-  const data = kind === 'job' ? toJobData(entity as JobRecord, workflow) : toStopData(entity as StopRecord, workflow, null);
+  const data =
+    kind === 'job'
+      ? toJobData(entity as JobRecord, workflow)
+      : kind === 'stop'
+        ? toStopData(entity as StopRecord, workflow, null)
+        : toRouteData(entity as RouteRecord, workflow);
   scope.pending.events.push({
     siteId,
     event: `${kind}:state_change`,

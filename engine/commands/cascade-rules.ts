@@ -1,6 +1,7 @@
 import { DomainError } from '../domain-error.ts';
 import { stopFromRow, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
-import { applyTransition, type Applied, type CommandScope, type TransitionRequest } from './apply-transition.ts';
+import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
+import { applyTransition, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
 
@@ -10,10 +11,13 @@ const TERMINAL = new Set(['completed', 'cancelled']);
  * - a job cancelled cancels its open stops; a job returned to unassigned returns its assigned stops (it leaves its
  *   route and driver in the transition's own write); a job dispatched dispatches its pending stops;
  * - a stop started starts its job; when every stop of a job is terminal the job completes (or is cancelled when no
- *   stop was completed).
+ *   stop was completed);
+ * - a returned job's stops leave its route's order; when every job of a route is terminal the route completes (or
+ *   is cancelled when no job was completed); a route cancelled releases its open jobs (see `route-cascades.ts`).
  */
 export async function applyCascades(scope: CommandScope, applied: Applied, notes: { cancellationNotes?: string }): Promise<void> {
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
+  if (applied.kind === 'route') return afterRouteMove(system, applied, cascadeMove);
   if (applied.kind === 'job') {
     const job = applied.entity as JobRecord;
     if (applied.to.phase === 'cancelled') await eachStop(system, job.id, (phase) => !TERMINAL.has(phase), { kind: 'phase', event: 'cancel' }, notes);
@@ -23,6 +27,7 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
     if (applied.to.phase === 'assigned' && applied.from.phase === 'unassigned') {
       await eachStop(system, job.id, (phase) => phase === 'unassigned', { kind: 'phase', event: 'dispatch' });
     }
+    await afterJobMove(system, applied, cascadeMove);
     return;
   }
   const jobId = (applied.entity as StopRecord).jobId;
@@ -60,13 +65,20 @@ async function attempt(scope: CommandScope, jobId: string, request: TransitionRe
   if (applied) await applyCascades(scope, applied, {});
 }
 
+/** A rule's move on any kind, with its own cascades; null when the workflow does not allow it. */
+const cascadeMove: CascadeMove = async (scope, kind, id, request) => {
+  const applied = await tryApply(scope, kind, id, request, {});
+  if (applied) await applyCascades(scope, applied, {});
+  return applied;
+};
+
 async function tryApply(
   scope: CommandScope,
-  kind: 'job' | 'stop',
+  kind: EntityKind,
   id: string,
   request: TransitionRequest,
   notes: { cancellationNotes?: string },
-  loaded?: StopRecord,
+  loaded?: EntityRecord,
 ): Promise<Applied | null> {
   try {
     return await applyTransition(scope, kind, id, request, notes, loaded);

@@ -4,6 +4,8 @@ import { DomainError } from '../domain-error.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import { readDriverState, type DriverStateRow } from './driver-status.ts';
+import { DEFAULT_TRACK_THROTTLE, thinTrack, type TrackMemory, type TrackThrottle } from './driver-track.ts';
+import { writeLocations } from './driver-track-sql.ts';
 
 export type LocationPing = { lat: number; lng: number; heading?: number; speed?: number; accuracy?: number; recorded_at: string };
 
@@ -18,33 +20,77 @@ export type DriverLocation = {
   recorded_at: string | null;
 };
 
-/** Device clocks drift: a fix a little ahead of ours is accepted, one far ahead would block every later ping. */
 export const MAX_FUTURE_SKEW_MS = 60_000;
 
+export type LocationVerdict = { accepted: true } | { accepted: false; reason: 'stale' | 'duplicate' };
+
+/** One fix of one driver, as received (REST body, socket event, or one item of an offline batch). */
+export type DriverFix = { userId: string; ping: LocationPing };
+
+export type AppliedLocations = {
+  /** One per fix, in the order given. */
+  verdicts: LocationVerdict[];
+  /** The fixes that became a driver's current position, in the order given (what dispatch is told). */
+  applied: DriverFix[];
+  /** How many track points were stored. */
+  stored: number;
+};
+
 /**
- * Stores a driver's position when it is newer than the stored one. The check and the write are one conditional
- * upsert, so pings racing each other (REST retries, several devices) need no lock and no mailbox: the newest fix
- * wins whatever the arrival order, and duplicates or late arrivals change nothing. Positions are not audited
- * (one record per ping would drown the log) and do not touch the availability version.
- * @throws DomainError 400 INVALID_RECORDED_AT when the fix is dated more than a minute ahead of `now`
+ * Whether a fix is dated too far ahead of `now`: device clocks drift, so a fix a little ahead is accepted, but one
+ * far ahead would block every later ping.
  */
-export async function recordLocation(em: EntityManager, siteId: string, userId: string, ping: LocationPing, now: Date): Promise<{ accepted: boolean; reason?: 'stale' }> {
-  const recordedAt = new Date(ping.recorded_at);
-  if (recordedAt.getTime() - now.getTime() > MAX_FUTURE_SKEW_MS) {
-    throw DomainError.invalid('INVALID_RECORDED_AT', 'recorded_at is more than a minute in the future', 'recorded_at');
+export function isFromTheFuture(ping: LocationPing, now: Date): boolean {
+  return Date.parse(ping.recorded_at) - now.getTime() > MAX_FUTURE_SKEW_MS;
+}
+
+/** RFC 3339 admits times JavaScript cannot represent (a leap second `23:59:60`): those are refused, not stored. */
+export function hasUsableTime(ping: LocationPing): boolean {
+  return Number.isFinite(Date.parse(ping.recorded_at));
+}
+
+/**
+ * THE way a position reaches a driver's actor, for REST and sockets alike (sockets pass many fixes of many drivers
+ * in one call: group commit). In the caller's tenant transaction, one statement (`writeLocations`):
+ * - each fix, in the order given, is applied when newer than the driver's last applied fix; an older one is
+ *   `stale`, an exact repeat of the last one a `duplicate` (both leave the current position alone);
+ * - the newest fix per driver is written to `driver_state` unless a newer one is stored;
+ * - fixes become track points under the throttle (exact repeats never do, being too close to themselves).
+ * Positions are not audited (one record per ping would drown the log) and do not touch the availability version.
+ * Callers check `hasUsableTime` and `isFromTheFuture` first. `memory` (the socket path's) skips fixes too close to a known stored point.
+ */
+export async function applyLocations(
+  em: EntityManager,
+  siteId: string,
+  fixes: DriverFix[],
+  throttle: TrackThrottle = DEFAULT_TRACK_THROTTLE,
+  memory?: TrackMemory,
+): Promise<AppliedLocations> {
+  if (fixes.length === 0) return { verdicts: [], applied: [], stored: 0 };
+  const newest = new Map<string, DriverFix>();
+  for (const fix of fixes) {
+    const best = newest.get(fix.userId);
+    if (!best || Date.parse(fix.ping.recorded_at) > Date.parse(best.ping.recorded_at)) newest.set(fix.userId, fix);
   }
-  const fix = [ping.lat, ping.lng, ping.heading ?? null, ping.speed ?? null, ping.accuracy ?? null, recordedAt];
-  const rows = await em.execute<{ user_id: string }[]>(
-    `insert into driver_state (site_id, user_id, last_lat, last_lng, last_heading, last_speed, last_accuracy, last_recorded_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     on conflict (site_id, user_id) do update set last_lat = excluded.last_lat, last_lng = excluded.last_lng,
-       last_heading = excluded.last_heading, last_speed = excluded.last_speed, last_accuracy = excluded.last_accuracy,
-       last_recorded_at = excluded.last_recorded_at, updated_at = excluded.updated_at
-     where driver_state.last_recorded_at is null or driver_state.last_recorded_at < excluded.last_recorded_at
-     returning user_id`,
-    [siteId, userId, ...fix, new Date()],
-  );
-  return rows.length > 0 ? { accepted: true } : { accepted: false, reason: 'stale' };
+  const candidates = fixes.map(({ userId, ping }) => ({ userId, recordedAtMs: Date.parse(ping.recorded_at), lat: ping.lat, lng: ping.lng, ping }));
+  const points = thinTrack(memory ? candidates.filter((c) => !memory.rulesOut(siteId, c, throttle)) : candidates, throttle);
+  const { before, stored } = await writeLocations(em, siteId, [...newest.values()], points, throttle);
+  for (const point of stored) memory?.remember(siteId, point);
+
+  const verdicts: LocationVerdict[] = [];
+  const applied: DriverFix[] = [];
+  for (const fix of fixes) {
+    const t = Date.parse(fix.ping.recorded_at);
+    const last = before.get(fix.userId) ?? { t: -Infinity, lat: null, lng: null };
+    if (t === last.t && fix.ping.lat === last.lat && fix.ping.lng === last.lng) verdicts.push({ accepted: false, reason: 'duplicate' });
+    else if (t <= last.t) verdicts.push({ accepted: false, reason: 'stale' });
+    else {
+      before.set(fix.userId, { t, lat: fix.ping.lat, lng: fix.ping.lng });
+      applied.push(fix);
+      verdicts.push({ accepted: true });
+    }
+  }
+  return { verdicts, applied, stored: stored.length };
 }
 
 const iso = (value: Date | string | null): string | null => (value === null ? null : new Date(value).toISOString());

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { UserSchema } from '../../persistence/entities/user.entity.ts';
 import { WorkerSchema, type OperationalStatus } from '../../persistence/entities/worker.entity.ts';
 import { containsPattern } from '../admin/patch.ts';
+import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
 import type { WorkerView } from './worker.service.ts';
 
 export type WorkerFilter = {
@@ -11,6 +12,8 @@ export type WorkerFilter = {
   skill?: string;
   operational_status?: OperationalStatus;
   has_vehicle?: boolean;
+  /** A JSON object of custom field values that must all match (see parseCustomFieldFilter). */
+  custom_fields?: string;
 };
 
 /**
@@ -37,6 +40,8 @@ export async function searchWorkers(
   if (filter.team_id) qb.andWhere('w.team_ids @> ?::jsonb', [JSON.stringify([filter.team_id])]);
   if (filter.zone_id) qb.andWhere('w.zone_ids @> ?::jsonb', [JSON.stringify([filter.zone_id])]);
   if (filter.skill) qb.andWhere('w.skills @> ?::jsonb', [JSON.stringify([filter.skill])]);
+  const customFields = parseCustomFieldFilter(filter.custom_fields);
+  if (customFields) qb.andWhere('w.custom_fields @> ?::jsonb', [JSON.stringify(customFields)]);
   if (filter.operational_status) qb.andWhere({ operationalStatus: filter.operational_status });
   if (filter.has_vehicle !== undefined) qb.andWhere({ defaultVehicleId: filter.has_vehicle ? { $ne: null } : null });
   const [workers, total] = await qb.orderBy(page.orderBy).limit(page.limit).offset(page.offset).getResultAndCount();

@@ -5,6 +5,7 @@ import { UserSchema, type User } from '../../persistence/entities/user.entity.ts
 import { WorkerSchema, type OperationalStatus, type Worker } from '../../persistence/entities/worker.entity.ts';
 import { applyPatch, auditSnapshot } from '../admin/patch.ts';
 import { createUser } from '../admin/user.service.ts';
+import { loadDefinitions, resolveCustomFields, type CustomFieldInput } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import { assertWorkerReferences } from './worker-refs.ts';
 
@@ -19,6 +20,7 @@ export type WorkerDetailsInput = {
   operational_status?: OperationalStatus;
   max_load?: number;
   notes?: string;
+  custom_fields?: CustomFieldInput;
 };
 
 /** Either an existing driver of the site (`user_id`) or a new person to create as one. */
@@ -54,6 +56,7 @@ export async function createWorker(em: EntityManager, actor: AuditActor, siteId:
   }
   if (!input.user_id && !input.email) throw DomainError.invalid('USER_REQUIRED', 'user_id or email is required', 'user_id');
   await assertWorkerReferences(em, input);
+  const customFields = resolveCustomFields(await loadDefinitions(em, 'worker'), null, input.custom_fields);
   const user = input.user_id ? await activeDriver(em, siteId, input.user_id) : await newDriver(em, actor, siteId, input);
   if (await em.count(WorkerSchema, { userId: user.id })) {
     throw new DomainError(409, 'WORKER_EXISTS', `User ${user.id} is already a worker of this site`, 'user_id');
@@ -68,6 +71,7 @@ export async function createWorker(em: EntityManager, actor: AuditActor, siteId:
     operationalStatus: input.operational_status ?? 'active',
     maxLoad: input.max_load ?? null,
     notes: input.notes ?? null,
+    customFields,
   });
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Worker', entityId: user.id, before: null, after: auditSnapshot(worker) });
   await em.flush();
@@ -91,12 +95,14 @@ export async function updateWorker(
   em: EntityManager,
   actor: AuditActor,
   siteId: string,
-  patch: { id: string; default_vehicle_id?: string | null; team_ids?: string[] | null; zone_ids?: string[] | null } & Record<string, unknown>,
+  patch: { id: string; default_vehicle_id?: string | null; team_ids?: string[] | null; zone_ids?: string[] | null; custom_fields?: CustomFieldInput } & Record<string, unknown>,
 ): Promise<WorkerView> {
   const view = await getWorker(em, patch.id);
   await assertWorkerReferences(em, patch);
+  const customFields = patch.custom_fields === undefined ? undefined : resolveCustomFields(await loadDefinitions(em, 'worker'), view.worker.customFields ?? {}, patch.custom_fields);
   const before = auditSnapshot(view.worker);
   applyPatch(view.worker, patch, UPDATABLE);
+  if (customFields) view.worker.customFields = customFields;
   for (const list of ['teamIds', 'zoneIds', 'skills'] as const) view.worker[list] ??= [];
   recordAudit(em, actor, { siteId, action: 'update', entityType: 'Worker', entityId: patch.id, before, after: auditSnapshot(view.worker) });
   await em.flush();

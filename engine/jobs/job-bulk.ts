@@ -1,6 +1,7 @@
 import { recordAudit } from '../../persistence/audit.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { appendOutbox } from '../../persistence/outbox.ts';
+import { activeValues, loadDefinitions } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext, Engine } from '../engine.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
@@ -77,6 +78,7 @@ export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]
     engine.command(ctx, `job:${id}:duplicate`, async (scope) => {
       const job = await findVisibleJob(scope.em, scope.actor, id);
       const stops = await scope.em.find(StopSchema, { jobId: id }, { orderBy: { sortOrder: 'asc' } });
+      const stopDefinitions = await loadDefinitions(scope.em, 'stop');
       const stopInputs: StopInput[] = stops.map((s) => ({
         type: s.type,
         address_id: s.addressId,
@@ -87,6 +89,7 @@ export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]
         ...(s.customerNotes ? { customer_notes: s.customerNotes } : {}),
         ...(s.driverNotes ? { driver_notes: s.driverNotes } : {}),
         ...(s.internalNotes ? { internal_notes: s.internalNotes } : {}),
+        custom_fields: activeValues(stopDefinitions, s.customFields),
       }));
       return createJob(scope, {
         ...(job.customerUserId ? { customer_user_id: job.customerUserId } : {}),
@@ -96,6 +99,7 @@ export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]
         ...(job.driverNotes ? { driver_notes: job.driverNotes } : {}),
         ...(job.internalNotes ? { internal_notes: job.internalNotes } : {}),
         ...(job.paymentMethod ? { payment_method: job.paymentMethod } : {}),
+        custom_fields: activeValues(await loadDefinitions(scope.em, 'job'), job.customFields),
         stops: stopInputs,
       });
     }),

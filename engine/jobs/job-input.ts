@@ -1,5 +1,6 @@
 import type { AddressInput } from '../admin/address.service.ts';
 import type { ActingRole } from '../../machines/entity-machine.ts';
+import type { CustomFieldInput } from '../customfields/custom-field-values.ts';
 
 /** Most stops a job may have (the spec leaves it open; a route of 200 stops is already a long day). */
 export const MAX_STOPS_PER_JOB = 200;
@@ -19,6 +20,7 @@ export type StopInput = AddressInput & {
   customer_notes?: string;
   driver_notes?: string;
   internal_notes?: string;
+  custom_fields?: CustomFieldInput;
 };
 
 export type JobInput = {
@@ -37,6 +39,7 @@ export type JobInput = {
   internal_notes?: string;
   payment_method?: string;
   override_zone_restriction?: boolean;
+  custom_fields?: CustomFieldInput;
   stops: StopInput[];
 };
 
@@ -53,6 +56,7 @@ export type StopUpdate = {
   customer_notes?: string | null;
   driver_notes?: string | null;
   internal_notes?: string | null;
+  custom_fields?: CustomFieldInput;
 };
 
 export type JobUpdate = {
@@ -62,6 +66,7 @@ export type JobUpdate = {
   internal_notes?: string | null;
   payment_method?: string | null;
   option_ids?: string[];
+  custom_fields?: CustomFieldInput;
   stops?: StopUpdate[];
 };
 

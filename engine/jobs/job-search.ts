@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
 import { containsPattern } from '../admin/patch.ts';
+import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
 import { visibleJobs } from './job-detail.ts';
 import type { JobActor } from './job-input.ts';
 
@@ -15,6 +16,8 @@ export type JobFilter = {
   completed_from?: string;
   completed_to?: string;
   q?: string;
+  /** A JSON object of custom field values that must all match (see parseCustomFieldFilter). */
+  custom_fields?: string;
 };
 
 /** A [from, to) time range as an ORM condition. */
@@ -35,6 +38,10 @@ export async function searchJobs(em: EntityManager, actor: JobActor, filter: Job
     ...(filter.created_from || filter.created_to ? { createdAt: range(filter.created_from, filter.created_to) } : {}),
     ...(filter.completed_from || filter.completed_to ? { completedAt: range(filter.completed_from, filter.completed_to) } : {}),
   };
+  const customFields = parseCustomFieldFilter(filter.custom_fields);
+  if (customFields) {
+    where.id = { $in: em.createQueryBuilder(JobSchema, 'cf').select('cf.id').where('cf.custom_fields @> ?::jsonb', [JSON.stringify(customFields)]).getKnexQuery() };
+  }
   if (filter.driver_user_id) where.driverUserId = actor.role === 'driver' ? actor.userId : filter.driver_user_id;
   if (filter.q) {
     const pattern = containsPattern(filter.q);

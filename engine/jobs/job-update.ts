@@ -5,6 +5,7 @@ import { applyPatch } from '../admin/patch.ts';
 import { assertOptions } from '../catalog/option.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
+import { loadDefinitions, resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
 import { isStaff, type JobUpdate, type StopUpdate } from './job-input.ts';
@@ -36,6 +37,7 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff change the customer or internal notes', 'internal_notes');
   }
   const before = await jobDetail(em, { ...actor, role: 'system' }, job);
+  if (patch.custom_fields !== undefined) job.customFields = resolveCustomFields(await loadDefinitions(em, 'job'), job.customFields ?? {}, patch.custom_fields);
   applyPatch(job, patch, JOB_FIELDS);
   if (patch.option_ids !== undefined) {
     await assertOptions(em, patch.option_ids);
@@ -60,6 +62,10 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', `${field}.internal_notes`);
   if (patch.address_id && !(await em.findOne(AddressSchema, { id: patch.address_id }))) {
     throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, `${field}.address_id`);
+  }
+  if (patch.custom_fields !== undefined) {
+    const prefix = field === 'id' ? 'custom_fields' : `${field}.custom_fields`;
+    stop.customFields = resolveCustomFields(await loadDefinitions(em, 'stop'), stop.customFields ?? {}, patch.custom_fields, prefix);
   }
   applyPatch(stop, patch, STOP_FIELDS);
   if (patch.complete_after !== undefined) stop.completeAfter = patch.complete_after ? new Date(patch.complete_after) : null;

@@ -1,5 +1,6 @@
 import type { Workflow } from '../../machines/workflow.schema.ts';
 import type { Address } from '../../persistence/entities/address.entity.ts';
+import type { CustomFieldValues } from '../../persistence/entities/custom-field-definition.entity.ts';
 import type { Job } from '../../persistence/entities/job.entity.ts';
 import type { Stop } from '../../persistence/entities/stop.entity.ts';
 
@@ -18,7 +19,7 @@ export type StopFields = Pick<
   Stop,
   | 'id' | 'jobId' | 'sortOrder' | 'type' | 'workflowStateId' | 'phase' | 'version' | 'addressId' | 'completeAfter' | 'completeBefore'
   | 'contactName' | 'contactPhone' | 'contactPhoneCountry' | 'customerNotes' | 'driverNotes' | 'internalNotes' | 'cancellationNotes'
-  | 'completedAt' | 'createdAt' | 'updatedAt'
+  | 'completedAt' | 'createdAt' | 'updatedAt' | 'customFields'
 >;
 
 /** What the views read of a job: an entity, or a row mapped by `jobFromRow`. */
@@ -26,7 +27,7 @@ export type JobFields = Pick<
   Job,
   | 'id' | 'siteId' | 'workflowStateId' | 'phase' | 'version' | 'customerUserId' | 'serviceTypeId' | 'optionIds' | 'estimateId'
   | 'driverUserId' | 'routeId' | 'customerNotes' | 'driverNotes' | 'internalNotes' | 'paymentMethod' | 'cancellationNotes'
-  | 'createdByUserId' | 'completedAt' | 'cancelledAt' | 'createdAt' | 'updatedAt'
+  | 'createdByUserId' | 'completedAt' | 'cancelledAt' | 'createdAt' | 'updatedAt' | 'customFields'
 >;
 
 /** A `job` or `stop` row as `select *` / `returning *` gives it through `em.execute` (snake_case; timestamps as text). */
@@ -62,6 +63,7 @@ export function jobFromRow(row: EntityRow) {
     cancelledAt: date(row.cancelled_at),
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
+    customFields: (row.custom_fields ?? {}) as CustomFieldValues,
   } satisfies JobFields & { workflowId: string; snapshot: unknown };
 }
 
@@ -90,6 +92,7 @@ export function stopFromRow(row: EntityRow) {
     completedAt: date(row.completed_at),
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
+    customFields: (row.custom_fields ?? {}) as CustomFieldValues,
   } satisfies StopFields & { workflowId: string; snapshot: unknown };
 }
 
@@ -121,6 +124,7 @@ export function toStopData(stop: StopFields, workflow: Workflow, address: Addres
     driver_notes: stop.driverNotes ?? null,
     ...(forStaff ? { internal_notes: stop.internalNotes ?? null } : {}),
     cancellation_notes: stop.cancellationNotes ?? null,
+    custom_fields: stop.customFields ?? {},
     completed_at: iso(stop.completedAt),
     created_at: stop.createdAt.toISOString(),
     updated_at: stop.updatedAt.toISOString(),
@@ -149,6 +153,7 @@ export function toJobData(job: JobFields, workflow: Workflow, stops?: StopData[]
     ...(forStaff ? { internal_notes: job.internalNotes ?? null } : {}),
     payment_method: job.paymentMethod ?? null,
     cancellation_notes: job.cancellationNotes ?? null,
+    custom_fields: job.customFields ?? {},
     created_by_user_id: job.createdByUserId ?? null,
     completed_at: iso(job.completedAt),
     cancelled_at: iso(job.cancelledAt),

@@ -9,6 +9,7 @@ import { assertOptions } from '../catalog/option.service.ts';
 import { assertServiceType } from '../catalog/service-type.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
+import { loadDefinitions, resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { currentWorkflow } from '../workflow/workflow.service.ts';
@@ -32,6 +33,9 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
   }
   await validateStops(em, input.stops);
+  const customFields = resolveCustomFields(await loadDefinitions(em, 'job'), null, input.custom_fields);
+  const stopDefinitions = await loadDefinitions(em, 'stop');
+  const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(stopDefinitions, null, stop.custom_fields, `stops.${index}.custom_fields`));
   const overridden = await enforceBannedZones(em, actor.role, input.stops, input.override_zone_restriction === true);
   if (input.service_type_id) await assertServiceType(em, input.service_type_id);
   await assertOptions(em, input.option_ids ?? []);
@@ -69,9 +73,13 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
     paymentMethod: input.payment_method ?? null,
     zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
+    customFields,
     createdByUserId: actor.userId,
   });
   const stops = await createStops(em, actor, siteId, job.id, stopWorkflow, input.stops);
+  // createStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
+  const valuesInStopOrder = input.stops.map((stop, index) => ({ order: stop.order ?? index, values: stopCustomFields[index]! })).sort((a, b) => a.order - b.order);
+  for (const [position, stop] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
   await em.flush();
   const data = await jobDetail(em, { ...actor, role: 'system' }, job);
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Job', entityId: job.id, before: null, after: data });

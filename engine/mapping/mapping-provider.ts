@@ -37,10 +37,20 @@ export type RouteWaypoint = LatLng & {
   service_seconds?: number;
 };
 
+/** `fast`: least travel time; `short`: least distance (road engines pick the shortest of their alternatives). */
+export const ROUTING_MODES = ['fast', 'short'] as const;
+export type RoutingMode = (typeof ROUTING_MODES)[number];
+
 export type RouteRequest = {
   /** Visited in this order (sequencing is the optimizer's job, not the provider's); at least two. */
   waypoints: RouteWaypoint[];
   mode: TransportMode;
+  /** Default `fast`. */
+  routing_mode?: RoutingMode;
+  /** How many alternative routes to add, when the provider can (0 by default). */
+  alternatives?: number;
+  /** Road classes to stay off; each must be in the provider's `avoidFeatures` (callers check first). */
+  avoid_features?: string[];
   /**
    * When the vehicle is at the first waypoint, ready to start its service. With it, legs carry absolute ETAs;
    * road engines may also use it for traffic.
@@ -75,6 +85,10 @@ export type RouteResult = {
   legs: RouteLeg[];
   /** The road shape, when the provider knows it (the offline provider does not, so it leaves this out). */
   geometry?: RouteGeometry;
+  /** Other routes along the same waypoints, when asked for and the provider found some. */
+  alternatives?: RouteResult[];
+  /** Set by the fallback wrapper when another provider answered, with why the first one could not. */
+  answered_by?: { provider: string; fallback_reason: string };
 };
 
 /** Row i, column j: from origins[i] to destinations[j]. */
@@ -82,6 +96,17 @@ export type DistanceMatrix = {
   distances_meters: number[][];
   /** Whole seconds. */
   durations_seconds: number[][];
+  /** Set by the fallback wrapper when another provider answered. */
+  answered_by?: { provider: string; fallback_reason: string };
+};
+
+/** The closest point on the road network. */
+export type NearestPoint = {
+  point: LatLng;
+  /** From the asked point to `point`. */
+  distance_meters: number;
+  /** Street name, when known ('' otherwise). */
+  name: string;
 };
 
 export type GeocodeMatch = {
@@ -91,26 +116,35 @@ export type GeocodeMatch = {
 };
 
 export interface MappingProvider {
-  /** Which engine answers, for logs and the integration view ("offline", later "osrm"). */
+  /** Which engine answers, for logs and the integration view ("offline", "osrm", "nominatim"). */
   readonly name: string;
+  /** The `avoid_features` values this provider honours; a route request naming another one is refused by callers. */
+  readonly avoidFeatures: readonly string[];
   /**
    * Distance and travel time along the waypoints in order.
-   * @throws DomainError 400 on invalid coordinates, mode, service time or fewer than two waypoints
+   * @throws DomainError 400 on invalid coordinates, mode, service time or fewer than two waypoints; 502
+   *   MAPPING_PROVIDER_ERROR when a remote engine fails, answers garbage or does not answer in time
    */
   route(request: RouteRequest): Promise<RouteResult>;
   /**
    * Every origin to every destination (dispatch asks for N drivers × 1 job).
-   * @throws DomainError 400 on invalid input; 422 MATRIX_TOO_LARGE past the provider's cell limit
+   * @throws DomainError 400 on invalid input; 422 MATRIX_TOO_LARGE past the provider's cell limit, 422 NO_ROUTE
+   *   when a remote engine finds no road between a pair; 502 MAPPING_PROVIDER_ERROR when it fails
    */
   matrix(origins: LatLng[], destinations: LatLng[], mode: TransportMode): Promise<DistanceMatrix>;
   /**
+   * Snaps a point to the road network (the offline provider has none and returns the point itself).
+   * @throws DomainError 400 on invalid input; 502 MAPPING_PROVIDER_ERROR when a remote engine fails
+   */
+  nearest(point: LatLng, mode: TransportMode): Promise<NearestPoint>;
+  /**
    * Candidate positions for a free-text address, best first.
-   * @throws DomainError 422 GEOCODING_UNAVAILABLE when the provider has no address data
+   * @throws DomainError 422 GEOCODING_UNAVAILABLE when the provider has no address data; 502 MAPPING_PROVIDER_ERROR
    */
   geocode(query: string): Promise<GeocodeMatch[]>;
   /**
    * The address at a position, or null when there is none.
-   * @throws DomainError 422 GEOCODING_UNAVAILABLE when the provider has no address data
+   * @throws DomainError 422 GEOCODING_UNAVAILABLE when the provider has no address data; 502 MAPPING_PROVIDER_ERROR
    */
   reverseGeocode(point: LatLng): Promise<GeocodeMatch | null>;
 }

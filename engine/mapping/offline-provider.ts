@@ -1,7 +1,7 @@
 import { distance } from '@turf/distance';
 import { DomainError } from '../domain-error.ts';
 import { assertLatLng, assertLatLngs, assertRouteRequest, assertTransportMode } from './mapping-input.ts';
-import type { DistanceMatrix, LatLng, MappingProvider, RouteLeg, RouteRequest, RouteResult } from './mapping-provider.ts';
+import type { DistanceMatrix, LatLng, MappingProvider, NearestPoint, RouteLeg, RouteRequest, RouteResult } from './mapping-provider.ts';
 import { resolveOfflineConfig, type OfflineMappingConfig, type TransportProfile } from './offline-config.ts';
 
 type Coord = [lng: number, lat: number];
@@ -26,6 +26,8 @@ export function createOfflineProvider(config: OfflineMappingConfig = {}): Mappin
 
   return {
     name: 'offline',
+    // Straight lines know no road classes: nothing to avoid.
+    avoidFeatures: [],
 
     async route(request: RouteRequest): Promise<RouteResult> {
       assertRouteRequest(request);
@@ -90,6 +92,13 @@ export function createOfflineProvider(config: OfflineMappingConfig = {}): Mappin
         durations.push(durationRow);
       }
       return { distances_meters: distances, durations_seconds: durations };
+    },
+
+    async nearest(point: LatLng, mode): Promise<NearestPoint> {
+      assertLatLng(point, 'point');
+      assertTransportMode(mode);
+      // No road network: the point is already as close to "the road" as this provider can tell.
+      return { point: { lat: point.lat, lng: point.lng }, distance_meters: 0, name: '' };
     },
 
     async geocode(query: string): Promise<never> {

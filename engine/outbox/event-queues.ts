@@ -12,6 +12,8 @@
 export const EVENT_QUEUES = {
   /** Webhook fan-out (`engine/webhooks/event-consumer.ts`). Named `events` since before there were others. */
   webhooks: 'events',
+  /** Driver pay for completed jobs (`engine/earnings/record-earning.ts`). */
+  earnings: 'events-earnings',
 } as const satisfies Record<string, string>;
 
 export type EventQueueName = (typeof EVENT_QUEUES)[keyof typeof EVENT_QUEUES];

@@ -7,6 +7,7 @@ import {
   DEFAULT_ATTEMPTS,
   DEFAULT_BACKOFF_MS,
   JOB_RETENTION_SECONDS,
+  type AddJobOptions,
   type DurableQueue,
   type JobInfo,
   type JsonValue,
@@ -52,14 +53,20 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
     async add(queue, name, data, addOptions) {
       assertValidJob(queue, addOptions);
       // An existing jobId makes BullMQ return the existing job without adding: that is the dedupe.
-      await queueFor(queue).add(name, data, {
-        jobId: addOptions.jobId,
-        delay: addOptions.delayMs ?? 0,
-        attempts: addOptions.attempts ?? DEFAULT_ATTEMPTS,
-        backoff: { type: 'exponential', delay: addOptions.backoffMs ?? DEFAULT_BACKOFF_MS },
-        removeOnComplete: { age: JOB_RETENTION_SECONDS.completed },
-        removeOnFail: { age: JOB_RETENTION_SECONDS.failed },
-      });
+      await queueFor(queue).add(name, data, bullmqOptions(addOptions));
+    },
+    async addMany(queue, jobs) {
+      for (const job of jobs) assertValidJob(queue, job.options);
+      if (jobs.length === 0) return;
+      // A lone job goes through `add`, which shares the connection's automatic pipeline; building a pipeline of its
+      // own costs more than the job.
+      if (jobs.length === 1) {
+        await queueFor(queue).add(jobs[0]!.name, jobs[0]!.data, bullmqOptions(jobs[0]!.options));
+        return;
+      }
+      // One pipeline: the adds reach Redis in array order on one connection (not atomically: a caller that fails
+      // half way adds again, and the job ids dedupe).
+      await queueFor(queue).addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: bullmqOptions(job.options) })));
     },
     async process(queue, handler, processOptions = {}) {
       assertValidQueueName(queue);
@@ -105,6 +112,17 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
       queues.clear();
       await Promise.all([producerConnection.quit(), workerConnection.quit()]);
     },
+  };
+}
+
+function bullmqOptions(options: Omit<AddJobOptions, 'transaction'>) {
+  return {
+    jobId: options.jobId,
+    delay: options.delayMs ?? 0,
+    attempts: options.attempts ?? DEFAULT_ATTEMPTS,
+    backoff: { type: 'exponential', delay: options.backoffMs ?? DEFAULT_BACKOFF_MS },
+    removeOnComplete: { age: JOB_RETENTION_SECONDS.completed },
+    removeOnFail: { age: JOB_RETENTION_SECONDS.failed },
   };
 }
 

@@ -24,6 +24,9 @@ export type AddJobOptions = {
   transaction?: EntityManager;
 };
 
+/** One job of {@link DurableQueue.addMany}: its options are {@link AddJobOptions} without the transaction, given once. */
+export type NewJob = { name: string; data: JsonValue; options: Omit<AddJobOptions, 'transaction'> };
+
 export type QueuedJob = {
   id: string;
   name: string;
@@ -60,6 +63,11 @@ export type JobInfo = { id: string; name: string; status: JobStatus; attemptsSta
 export interface DurableQueue {
   readonly backend: 'bullmq' | 'table';
   add(queue: string, name: string, data: JsonValue, options: AddJobOptions): Promise<void>;
+  /**
+   * Adds `jobs` to one queue in one round trip, in array order (jobs due at the same time run in that order), each
+   * deduplicated by its id as {@link add} does. `transaction` is {@link AddJobOptions.transaction}, for all of them.
+   */
+  addMany(queue: string, jobs: readonly NewJob[], transaction?: EntityManager): Promise<void>;
   /** Starts consuming `queue` in this process (once per queue per instance); resolves when the consumer is ready. */
   process(queue: string, handler: JobHandler, options?: ProcessOptions): Promise<void>;
   /** The job's current state, or null if it never existed or was pruned after {@link JOB_RETENTION_SECONDS}. */
@@ -78,7 +86,7 @@ export const DEFAULT_ATTEMPTS = 1;
 export const DEFAULT_BACKOFF_MS = 1000;
 
 /** Throws on names and options either backend would reject or mangle, so both fail the same way. */
-export function assertValidJob(queue: string, options: AddJobOptions): void {
+export function assertValidJob(queue: string, options: Omit<AddJobOptions, 'transaction'>): void {
   assertValidQueueName(queue);
   if (!options.jobId || options.jobId.includes(':') || /^\d+$/.test(options.jobId)) {
     throw new Error(`Invalid job id ${JSON.stringify(options.jobId)}: must be non-empty, not an integer, without ':'`);

@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, JOB_RETENTION_SECONDS, type AddJobOptions, type JobInfo, type JsonValue } from './durable-queue.ts';
+import { DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, JOB_RETENTION_SECONDS, type AddJobOptions, type JobInfo, type JsonValue, type NewJob } from './durable-queue.ts';
 
 /** A job a worker has claimed: `attempt` (its started-runs count) is also the run's token for later updates. */
 export type ClaimedJob = { id: string; name: string; data: JsonValue; attempt: number };
@@ -26,6 +26,32 @@ export function createQueueJobStore(orm: MikroORM) {
          on conflict (queue, id) do nothing`,
         [queue, options.jobId, name, JSON.stringify(data), options.delayMs ?? 0, options.attempts ?? DEFAULT_ATTEMPTS, options.backoffMs ?? DEFAULT_BACKOFF_MS],
         options.transaction,
+      );
+    },
+
+    /**
+     * {@link insert} for several jobs in one statement, in array order: they share one `clock_timestamp()` (plus
+     * each one's delay), and `seq`, given in that order, keeps jobs due at the same time in it.
+     */
+    async insertMany(queue: string, jobs: readonly NewJob[], transaction?: EntityManager): Promise<void> {
+      const rows = jobs.map((job) => ({
+        id: job.options.jobId,
+        name: job.name,
+        data: job.data,
+        delay_ms: job.options.delayMs ?? 0,
+        max_attempts: job.options.attempts ?? DEFAULT_ATTEMPTS,
+        backoff_ms: job.options.backoffMs ?? DEFAULT_BACKOFF_MS,
+      }));
+      await execute(
+        `insert into queue_job (queue, id, name, data, run_at, max_attempts, backoff_ms, status, created_at, updated_at)
+         select ?, j.job->>'id', j.job->>'name', j.job->'data',
+           t.at + (j.job->>'delay_ms')::float8 * interval '1 millisecond',
+           (j.job->>'max_attempts')::int, (j.job->>'backoff_ms')::int, 'waiting', now(), now()
+         from (select clock_timestamp() as at) t, jsonb_array_elements(?::jsonb) with ordinality as j(job, ord)
+         order by j.ord
+         on conflict (queue, id) do nothing`,
+        [queue, JSON.stringify(rows)],
+        transaction,
       );
     },
 

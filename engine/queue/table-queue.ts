@@ -38,6 +38,12 @@ export function createTableQueue(options: TableQueueOptions): DurableQueue {
       // is not visible until commit, so the poll picks it up.
       if (!addOptions.transaction && !addOptions.delayMs) consumers.get(queue)?.kick();
     },
+    async addMany(queue, jobs, transaction) {
+      for (const job of jobs) assertValidJob(queue, job.options);
+      if (jobs.length === 0) return;
+      await store.insertMany(queue, jobs, transaction);
+      if (!transaction && jobs.some((job) => !job.options.delayMs)) consumers.get(queue)?.kick();
+    },
     async process(queue, handler, processOptions = {}) {
       assertValidQueueName(queue);
       if (closed) throw new Error('The queue is closed');

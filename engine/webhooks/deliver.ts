@@ -3,14 +3,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { DurableQueue, JobHandler } from '../queue/durable-queue.ts';
 import { WebhookDeliverySchema } from '../../persistence/entities/webhook-delivery.entity.ts';
-import { WebhookSubscriptionSchema } from '../../persistence/entities/webhook-subscription.entity.ts';
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
-import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { deactivateSubscription, switchedOffSince, type DeactivationReason } from './deactivate.ts';
+import { deactivateSubscription, type DeactivationReason } from './deactivate.ts';
+import { attemptRecord, insertAttempts, readTargets, type AttemptRecord, type DeliveryTarget, type TargetRequest } from './delivery-records.ts';
 import { enqueueDelivery, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
 import { nextDelayMs, type RetryPolicy } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
+import { createSiteBatcher } from './site-batcher.ts';
 import type { PostResult, WebhookClient } from './webhook-client.ts';
 
 export type DeliveryDeps = {
@@ -39,58 +39,50 @@ type Verdict = { status: 'succeeded' | 'failed' | 'abandoned'; deactivate: Deact
  *    404, 410 and an unknown host (ENOTFOUND: NXDOMAIN or no address; never EAI_AGAIN) deactivate at once; any other
  *    failure is retried on the policy and deactivates once the attempts are used up.
  *
- * Delivery is at least once: a crash between the POST and step 3 sends the event again with the same `webhook-id`.
+ * Steps 1 and 3 of the deliveries running at the same time for one site share one transaction and one statement
+ * (site-batcher.ts, delivery-records.ts); an attempt that retries or deactivates is recorded on its own. The job
+ * completes only once its record has committed. Delivery is at least once: a crash between the POST and step 3
+ * sends the event again with the same `webhook-id`.
  */
 export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
+  const targets = createSiteBatcher<TargetRequest, DeliveryTarget>((siteId, requests) => readTargets(deps.orm, siteId, requests));
+  const records = createSiteBatcher<AttemptRecord, void>((siteId, rows) => insertAttempts(deps.orm, siteId, rows));
   return async (job) => {
     const delivery = readDeliveryJob(job.data);
-    // Only a job run before (its process died, or it threw after recording) may find its event already settled.
-    const rerun = job.attempt > 1;
-    const target = await inTenantScope(deps.orm, { siteId: delivery.site_id }, (em) => prepare(em, deps, delivery, rerun));
-    if (!target) return;
+    const target = await targets(delivery.site_id, {
+      subscriptionId: delivery.subscription_id,
+      eventId: delivery.event_id,
+      since: delivery.ping ? null : delivery.queued_at,
+      // Only a job run before (its process died, or it threw after recording) may find its event already settled.
+      rerun: job.attempt > 1,
+    });
+    if (target.kind === 'gone' || target.kind === 'settled') return;
+    if (target.kind === 'dropped') {
+      await records(delivery.site_id, attemptRecord(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error: target.error }));
+      return;
+    }
+    const secret = target.secretCiphertext
+      ? deps.crypto.decrypt(target.secretCiphertext, { siteId: delivery.site_id, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: delivery.subscription_id })
+      : null;
     const body = Buffer.from(delivery.body, 'utf8');
-    const headers = signatureHeaders(target.secret, delivery.event_id, Math.floor(Date.now() / 1000), body);
+    const headers = signatureHeaders(secret, delivery.event_id, Math.floor(Date.now() / 1000), body);
     const result = await deps.client.post(target.url, body, { ...headers });
     const verdict = judge(deps, delivery, result);
-    const deactivated = await inTenantScope(deps.orm, { siteId: delivery.site_id }, (em) => record(em, deps, delivery, result, verdict));
+    const outcome = attemptRecord(delivery, {
+      status: verdict.status,
+      responseStatus: result.kind === 'response' ? result.status : null,
+      durationMs: result.durationMs,
+      error: describeFailure(result),
+    });
+    if (verdict.retryInMs === null && !verdict.deactivate) {
+      await records(delivery.site_id, outcome);
+      return;
+    }
+    const deactivated = await inTenantScope(deps.orm, { siteId: delivery.site_id }, (em) => record(em, deps, delivery, outcome, verdict));
     if (deactivated) {
       deps.logger.warn({ subscriptionId: delivery.subscription_id, reason: verdict.deactivate }, 'webhook subscription deactivated');
     }
   };
-}
-
-async function prepare(
-  em: EntityManager,
-  deps: DeliveryDeps,
-  delivery: DeliveryJobData,
-  rerun: boolean,
-): Promise<{ url: string; secret: string | null } | null> {
-  const subscription = await em.findOne(WebhookSubscriptionSchema, { id: delivery.subscription_id });
-  // Deleted: its delivery rows went with it, so there is nothing to record either.
-  if (!subscription) return null;
-  if (rerun && (await settled(em, delivery))) return null;
-  if (!delivery.ping && (await switchedOffSince(em, subscription, Date.parse(delivery.queued_at)))) {
-    const error = subscription.isActive
-      ? 'dropped: the subscription was deactivated after this event was queued'
-      : `dropped: the subscription is deactivated (${subscription.deactivationReason ?? 'inactive'})`;
-    em.create(WebhookDeliverySchema, attemptRow(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error }));
-    await em.flush();
-    return null;
-  }
-  const secret = subscription.secretCiphertext
-    ? deps.crypto.decrypt(subscription.secretCiphertext, { siteId: subscription.siteId, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: subscription.id })
-    : null;
-  return { url: subscription.url, secret };
-}
-
-/** Whether the event already succeeded or was given up for this subscription. */
-async function settled(em: EntityManager, delivery: DeliveryJobData): Promise<boolean> {
-  const final = await em.count(WebhookDeliverySchema, {
-    subscriptionId: delivery.subscription_id,
-    eventId: delivery.event_id,
-    status: { $in: ['succeeded', 'abandoned'] },
-  });
-  return final > 0;
 }
 
 function judge(deps: DeliveryDeps, delivery: DeliveryJobData, result: PostResult): Verdict {
@@ -110,17 +102,9 @@ function permanentFailure(result: PostResult): DeactivationReason | null {
   return result.code === 'ENOTFOUND' ? 'unresolvable_host' : null;
 }
 
-/** @returns whether this attempt deactivated the subscription */
-async function record(em: EntityManager, deps: DeliveryDeps, delivery: DeliveryJobData, result: PostResult, verdict: Verdict): Promise<boolean> {
-  em.create(
-    WebhookDeliverySchema,
-    attemptRow(delivery, {
-      status: verdict.status,
-      responseStatus: result.kind === 'response' ? result.status : null,
-      durationMs: result.durationMs,
-      error: describeFailure(result),
-    }),
-  );
+/** A failure that retries or deactivates: its record, the next attempt and the deactivation commit together. @returns whether this attempt deactivated the subscription */
+async function record(em: EntityManager, deps: DeliveryDeps, delivery: DeliveryJobData, outcome: AttemptRecord, verdict: Verdict): Promise<boolean> {
+  em.create(WebhookDeliverySchema, outcome);
   await em.flush();
   if (verdict.retryInMs !== null) {
     await enqueueDelivery(deps.queue, { ...delivery, attempt: delivery.attempt + 1 }, { delayMs: verdict.retryInMs, transaction: em });
@@ -128,21 +112,6 @@ async function record(em: EntityManager, deps: DeliveryDeps, delivery: DeliveryJ
   if (!verdict.deactivate) return false;
   const requestId = `webhook.${delivery.event_id}`;
   return deactivateSubscription(em, { siteId: delivery.site_id, subscriptionId: delivery.subscription_id, reason: verdict.deactivate, now: deps.clock.now(), requestId });
-}
-
-function attemptRow(
-  delivery: DeliveryJobData,
-  outcome: { status: Verdict['status']; responseStatus: number | null; durationMs: number; error: string | null },
-) {
-  return {
-    id: newId('webhookDelivery'),
-    siteId: delivery.site_id,
-    subscriptionId: delivery.subscription_id,
-    eventId: delivery.event_id,
-    event: delivery.event,
-    attempt: delivery.attempt,
-    ...outcome,
-  };
 }
 
 function describeFailure(result: PostResult): string | null {

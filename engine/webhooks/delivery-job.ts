@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
+import type { DurableQueue, JsonValue, NewJob } from '../queue/durable-queue.ts';
 
 /** The durable queue of webhook deliveries: one job per attempt of one event to one subscription. */
 export const WEBHOOKS_QUEUE = 'webhooks';
@@ -56,12 +56,13 @@ export async function enqueueDelivery(
   data: DeliveryJobData,
   options: { delayMs?: number; transaction?: EntityManager } = {},
 ): Promise<void> {
-  await queue.add(WEBHOOKS_QUEUE, data.event, data, {
-    jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt),
-    attempts: RUN_ATTEMPTS,
-    backoffMs: RUN_BACKOFF_MS,
-    ...options,
-  });
+  const job = deliveryJob(data);
+  await queue.add(WEBHOOKS_QUEUE, job.name, job.data, { ...job.options, ...options });
+}
+
+/** The queue job of one delivery attempt, due now, for {@link DurableQueue.addMany} (a fan-out adds several at once). */
+export function deliveryJob(data: DeliveryJobData): NewJob {
+  return { name: data.event, data, options: { jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt), attempts: RUN_ATTEMPTS, backoffMs: RUN_BACKOFF_MS } };
 }
 
 /** @throws Error when a job's data is not a delivery (a job written by other code, or by an older version) */

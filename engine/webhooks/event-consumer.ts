@@ -1,9 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { DurableQueue, JobHandler, JsonValue } from '../queue/durable-queue.ts';
-import { WebhookSubscriptionSchema } from '../../persistence/entities/webhook-subscription.entity.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { enqueueDelivery, serializeEnvelope } from './delivery-job.ts';
+import { deliveryJob, WEBHOOKS_QUEUE, serializeEnvelope } from './delivery-job.ts';
 import { matchesEvent } from './event-filter.ts';
+import { createSiteBatcher } from './site-batcher.ts';
 
 export type EventConsumerDeps = { orm: MikroORM; queue: DurableQueue };
 
@@ -18,21 +18,26 @@ type EventJobData = { outbox_id: string; site_id: string; event: string; timesta
  * nothing twice.
  *
  * A subscription created after the event was committed may or may not receive it, depending on when this runs;
- * one deactivated before then does not.
+ * one deactivated before then does not. The subscriptions are read after the job started, so always after the
+ * event's commit; the reads of the site's events fanned out at the same time are one query (see site-batcher.ts).
  */
 export function createEventConsumer(deps: EventConsumerDeps): JobHandler {
+  const activeSubscriptions = createSiteBatcher<null, ActiveSubscription[]>(async (siteId, requests) => {
+    const rows = await inTenantScope(deps.orm, { siteId }, (em) =>
+      em.execute<ActiveSubscription[]>('select id, events from webhook_subscription where is_active order by id'),
+    );
+    return requests.map(() => rows);
+  });
   return async (job) => {
     const event = readEventJob(job.data);
-    const subscriptions = await inTenantScope(deps.orm, { siteId: event.site_id }, (em) =>
-      em.find(WebhookSubscriptionSchema, { isActive: true }, { fields: ['id', 'events'], orderBy: { id: 'asc' } }),
-    );
+    const subscriptions = await activeSubscriptions(event.site_id, null);
     const matching = subscriptions.filter((subscription) => matchesEvent(subscription.events, event.event));
     if (matching.length === 0) return;
     const body = serializeEnvelope(event.outbox_id, event.event, event.timestamp, event.data);
-    // Wall time, like the audit log's: a switch-off recorded after this drops the delivery (see switchedOffSince).
+    // Wall time, like the audit log's: a switch-off recorded after this drops the delivery (see readTargets in delivery-records.ts).
     const queuedAt = new Date().toISOString();
-    for (const subscription of matching) {
-      await enqueueDelivery(deps.queue, {
+    const jobs = matching.map((subscription) =>
+      deliveryJob({
         event_id: event.outbox_id,
         event: event.event,
         site_id: event.site_id,
@@ -41,10 +46,13 @@ export function createEventConsumer(deps: EventConsumerDeps): JobHandler {
         attempt: 1,
         queued_at: queuedAt,
         ping: false,
-      });
-    }
+      }),
+    );
+    await deps.queue.addMany(WEBHOOKS_QUEUE, jobs);
   };
 }
+
+type ActiveSubscription = { id: string; events: string[] };
 
 /** @throws Error when the job is not an outbox event (its run fails and stays visible in the queue) */
 function readEventJob(data: JsonValue): EventJobData {

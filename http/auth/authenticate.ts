@@ -39,13 +39,11 @@ export async function authenticate(
   siteId: string | null,
   now: number,
 ): Promise<Principal> {
-  const cached = deps.credentials.get(credential.hash, now);
-  const principal = cached?.principal ?? (await loadPrincipal(deps.orm, credential, siteId, now));
+  const principal = await deps.credentials.resolve(credential.hash, siteId, now, () => loadPrincipal(deps.orm, credential, siteId, now));
   if (principal.siteId !== siteId) throw invalid(credential);
   if (principal.expiresAt !== null && principal.expiresAt <= now) {
     throw ApiError.unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it with POST /auth/refresh');
   }
-  if (!cached) deps.credentials.set(credential.hash, principal, now);
   return principal;
 }
 

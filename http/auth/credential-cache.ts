@@ -4,16 +4,24 @@ import type { Principal } from './principal.ts';
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 50_000;
 
-type Entry = { principal: Principal; cachedUntil: number; context?: unknown };
+type Entry = { principal: Principal; cachedUntil: number; context?: Promise<unknown> };
 
 /**
  * Resolved credentials by token hash, so an authenticated request needs no database round trip.
  * Entries live 30 s at most; any revocation, deactivation or role change clears the cache at once, in this process
  * and (with Redis) in every other process through a pub/sub channel.
+ *
+ * Loads are shared: when an entry expires under load, the requests that miss it at once wait for one database
+ * load instead of each running their own (50 connections used to mean 50 identical loads every 30 s). A load that
+ * began before an invalidation is handed to its waiters but never cached, so a revoked credential cannot come back.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<Principal>>();
+  private readonly computing = new Map<string, Promise<unknown>>();
   private readonly channel: string;
+  /** Bumped by every invalidation: a load or context computed under an older generation is not kept. */
+  private generation = 0;
 
   constructor(
     private readonly publisher: Redis | null,
@@ -24,7 +32,7 @@ export class CredentialCache {
     if (subscriber) {
       void subscriber.subscribe(this.channel);
       subscriber.on('message', (channel) => {
-        if (channel === this.channel) this.entries.clear();
+        if (channel === this.channel) this.clear();
       });
     }
   }
@@ -39,21 +47,76 @@ export class CredentialCache {
     return entry;
   }
 
+  /**
+   * The cached principal of a credential, else the result of `load` on the host of `siteId`, run once for all the
+   * concurrent callers that miss on that host. A load's result is cached only if no invalidation happened while it
+   * ran; a failed load is not cached.
+   */
+  async resolve(tokenHash: string, siteId: string | null, now: number, load: () => Promise<Principal>): Promise<Principal> {
+    const cached = this.get(tokenHash, now)?.principal;
+    if (cached) return cached;
+    // Per host too: a request with this credential on a wrong host must not hand its 401 to one on the right host.
+    const loadKey = `${siteId ?? ''} ${tokenHash}`;
+    let pending = this.loading.get(loadKey);
+    if (!pending) {
+      const generation = this.generation;
+      pending = load().then((principal) => {
+        if (this.generation === generation) this.set(tokenHash, principal, now);
+        return principal;
+      });
+      this.loading.set(loadKey, pending);
+      const forget = () => {
+        if (this.loading.get(loadKey) === pending) this.loading.delete(loadKey);
+      };
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
+
   set(tokenHash: string, principal: Principal, now: number): void {
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     const until = Math.min(now + TTL_MS, principal.expiresAt ?? Number.POSITIVE_INFINITY);
     this.entries.set(tokenHash, { principal, cachedUntil: until });
   }
 
-  /** Keeps a computed value (the auth context) beside a cached credential; it is dropped with it. */
-  remember(tokenHash: string, context: unknown): void {
-    const entry = this.entries.get(tokenHash);
-    if (entry) entry.context = context;
+  /**
+   * A value computed from a credential (the `/auth/me` body), kept with its cache entry and dropped with it.
+   * Concurrent callers share one computation, also those that race an entry's expiry (they resolved the
+   * credential just before it, so they find no entry here). After an invalidation everything is computed afresh.
+   */
+  remembered<T>(tokenHash: string, now: number, compute: () => Promise<T>): Promise<T> {
+    const entry = this.get(tokenHash, now);
+    if (entry?.context) return entry.context as Promise<T>;
+    let computing = this.computing.get(tokenHash);
+    if (!computing) {
+      computing = compute();
+      this.computing.set(tokenHash, computing);
+      const done = () => {
+        if (this.computing.get(tokenHash) === computing) this.computing.delete(tokenHash);
+      };
+      computing.then(done, done);
+    }
+    if (entry) {
+      const context = computing;
+      entry.context = context;
+      // A failure is not remembered: the next request computes again.
+      context.catch(() => {
+        if (entry.context === context) entry.context = undefined;
+      });
+    }
+    return computing as Promise<T>;
   }
 
   /** Call after anything that could change what a credential may do. */
   async invalidate(): Promise<void> {
-    this.entries.clear();
+    this.clear();
     if (this.publisher) await this.publisher.publish(this.channel, '1');
+  }
+
+  private clear(): void {
+    this.generation += 1;
+    this.entries.clear();
+    this.loading.clear();
+    this.computing.clear();
   }
 }

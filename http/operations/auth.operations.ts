@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Services } from '../../app/services.ts';
 import { ApiError } from '../errors.ts';
 import { defineOperation } from '../operation.ts';
+import { serializeOnce } from '../run-operation.ts';
 import {
   AuthContextResponse,
   PreAuthResponse,
@@ -120,14 +121,12 @@ export const authOperations = [
     access: 'authenticated',
     host: 'any',
     response: DataResponse(AuthContextResponse),
+    // The body is computed and serialized once per cached credential (concurrent first requests share the load),
+    // and dropped with the credential's cache entry: on expiry, or on any invalidation (see credential-cache.ts).
     handler: async ({ principal, credentialHash, services, transaction }) => {
-      const cached = credentialHash ? services.credentials.get(credentialHash, services.clock.now().getTime())?.context : undefined;
-      if (cached) return cached as { data: ReturnType<typeof toAuthContextResponse> };
       if (!principal) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential');
-      const context = await transaction((em) => loadAuthContext(em, principal));
-      const body = { data: toAuthContextResponse(context) };
-      if (credentialHash) services.credentials.remember(credentialHash, body);
-      return body;
+      const load = async () => serializeOnce({ data: toAuthContextResponse(await transaction((em) => loadAuthContext(em, principal))) });
+      return credentialHash ? services.credentials.remembered(credentialHash, services.clock.now().getTime(), load) : load();
     },
   }),
   defineOperation({

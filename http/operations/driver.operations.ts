@@ -1,4 +1,5 @@
-import { driverLocation, recordLocation } from '../../engine/drivers/driver-location.ts';
+import { driverLocation, isFromTheFuture } from '../../engine/drivers/driver-location.ts';
+import { DomainError } from '../../engine/domain-error.ts';
 import { setDriverAvailability } from '../../engine/drivers/driver-status.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
@@ -49,8 +50,13 @@ export const driverOperations = [
     handler: async (ctx) => {
       const { siteId, actor } = commandContext(ctx);
       const userId = selfId(actor.userId);
-      const now = ctx.services.clock.now();
-      return { data: await ctx.transaction((em) => recordLocation(em, siteId, userId, ctx.body, now)) };
+      if (isFromTheFuture(ctx.body, ctx.services.clock.now())) {
+        throw DomainError.invalid('INVALID_RECORDED_AT', 'recorded_at is more than a minute in the future', 'recorded_at');
+      }
+      // Through the location tracker like socket fixes: the same SQL (applyLocations), the configured track throttle,
+      // and the tracker's listeners after commit (the dispatch room's live positions, ETA checks).
+      const [verdict] = await ctx.services.locations.apply(siteId, userId, [ctx.body]);
+      return { data: verdict?.accepted ? { accepted: true } : { accepted: false, reason: 'stale' as const } };
     },
   }),
   defineOperation({

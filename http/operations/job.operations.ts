@@ -6,6 +6,7 @@ import { createJob } from '../../engine/jobs/job.service.ts';
 import { defineOperation } from '../operation.ts';
 import { ListResponse, listBody, pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
+import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { JobCreateBody, JobPatchBody, JobPutBody, JobResponse } from '../schemas/job.schema.ts';
 import { commandContext } from './command-context.ts';
 
@@ -23,6 +24,7 @@ const SearchQuery = Type.Object(
     created_to: Type.Optional(Timestamp),
     completed_from: Type.Optional(Timestamp),
     completed_to: Type.Optional(Timestamp),
+    custom_fields: Type.Optional(CustomFieldFilterQuery),
     ...pagingQuery(SORTABLE),
   },
   { additionalProperties: false },

@@ -5,6 +5,7 @@ import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, Id, IdQuery } from '../schemas/common.schema.ts';
 import { CreateWorkerBody, OperationalStatusSchema, toWorkerResponse, UpdateWorkerBody, WorkerResponse } from '../schemas/worker.schema.ts';
+import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { requireSite } from '../tenancy.ts';
 
 // A worker's id is its user id, stored as `userId`; the paging helper's `id` tie-breaker is renamed below.
@@ -18,6 +19,7 @@ const SearchQuery = Type.Object(
     skill: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     operational_status: Type.Optional(OperationalStatusSchema),
     has_vehicle: Type.Optional(Type.Boolean({ description: 'whether a default vehicle is set' })),
+    custom_fields: Type.Optional(CustomFieldFilterQuery),
     ...pagingQuery(SORTABLE),
   },
   { additionalProperties: false },

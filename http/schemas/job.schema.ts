@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { MAX_BULK_IDS, MAX_STOPS_PER_JOB } from '../../engine/jobs/job-input.ts';
 import { Clearable, Id, Nullable, Point, Timestamp } from './common.schema.ts';
+import { CustomFieldValuesBody, CustomFieldValuesResponse } from './customfield.schema.ts';
 import { contact } from './organization.schema.ts';
 
 const Text = (max: number) => Type.String({ maxLength: max });
@@ -24,6 +25,7 @@ const stopFields = {
   customer_notes: Type.Optional(Text(2000)),
   driver_notes: Type.Optional(Text(2000)),
   internal_notes: Type.Optional(Text(2000)),
+  custom_fields: Type.Optional(CustomFieldValuesBody),
 };
 
 export const StopCreate = Type.Object(
@@ -48,6 +50,7 @@ export const JobCreateBody = Type.Object(
     internal_notes: Type.Optional(Text(2000)),
     payment_method: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'e.g. cash, card, invoice' })),
     override_zone_restriction: Type.Optional(Type.Boolean({ description: 'staff only; ignored for customers' })),
+    custom_fields: Type.Optional(CustomFieldValuesBody),
     stops: Type.Array(StopCreate, { minItems: 1, maxItems: MAX_STOPS_PER_JOB }),
   },
   { additionalProperties: false },
@@ -66,6 +69,7 @@ const StopUpdate = Type.Object(
     customer_notes: Clearable(Text(2000)),
     driver_notes: Clearable(Text(2000)),
     internal_notes: Clearable(Text(2000)),
+    custom_fields: Type.Optional(CustomFieldValuesBody),
   },
   { additionalProperties: false },
 );
@@ -77,6 +81,7 @@ const jobUpdateFields = {
   internal_notes: Clearable(Text(2000)),
   payment_method: Clearable(Type.String({ minLength: 1, maxLength: 50 })),
   option_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
+  custom_fields: Type.Optional(CustomFieldValuesBody),
   stops: Type.Optional(Type.Array(StopUpdate, { maxItems: MAX_STOPS_PER_JOB })),
 };
 
@@ -126,6 +131,7 @@ export const StopResponse = Type.Object(
     driver_notes: NullableText,
     internal_notes: Type.Optional(NullableText),
     cancellation_notes: NullableText,
+    custom_fields: CustomFieldValuesResponse,
     completed_at: Nullable(Timestamp),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -152,6 +158,7 @@ export const JobResponse = Type.Object(
     internal_notes: Type.Optional(NullableText),
     payment_method: NullableText,
     cancellation_notes: NullableText,
+    custom_fields: CustomFieldValuesResponse,
     created_by_user_id: NullableText,
     completed_at: Nullable(Timestamp),
     cancelled_at: Nullable(Timestamp),

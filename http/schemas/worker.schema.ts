@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { WorkerView } from '../../engine/fleet/worker.service.ts';
 import { Clearable, Id, Nullable, Timestamp } from './common.schema.ts';
+import { CustomFieldValuesBody, CustomFieldValuesResponse } from './customfield.schema.ts';
 import { contact } from './organization.schema.ts';
 
 export const OperationalStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('suspended')], {
@@ -28,6 +29,7 @@ export const WorkerResponse = Type.Object(
     operational_status: OperationalStatusSchema,
     max_load: Nullable(Type.Integer()),
     notes: Nullable(Type.String()),
+    custom_fields: CustomFieldValuesResponse,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -42,6 +44,7 @@ const details = {
   operational_status: Type.Optional(OperationalStatusSchema),
   max_load: Type.Optional(MaxLoad),
   notes: Type.Optional(Notes),
+  custom_fields: Type.Optional(CustomFieldValuesBody),
 };
 
 export const CreateWorkerBody = Type.Object(
@@ -67,6 +70,7 @@ export const UpdateWorkerBody = Type.Object(
     operational_status: Type.Optional(OperationalStatusSchema),
     max_load: Clearable(MaxLoad),
     notes: Clearable(Notes),
+    custom_fields: Type.Optional(CustomFieldValuesBody),
   },
   { additionalProperties: false },
 );
@@ -87,6 +91,7 @@ export function toWorkerResponse({ user, worker }: WorkerView) {
     operational_status: worker.operationalStatus,
     max_load: worker.maxLoad ?? null,
     notes: worker.notes ?? null,
+    custom_fields: worker.customFields ?? {},
     created_at: worker.createdAt.toISOString(),
     updated_at: worker.updatedAt.toISOString(),
   };

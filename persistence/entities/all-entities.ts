@@ -22,6 +22,19 @@ import { WorkerScheduleSchema } from './worker-schedule.entity.ts';
 import { WorkerSchema } from './worker.entity.ts';
 import { VehicleSchema } from './vehicle.entity.ts';
 import { ZoneSchema } from './zone.entity.ts';
+import { RouteSchema, RouteStopSchema } from './route.entity.ts';
+import { AttachmentSchema, JobAttachmentSchema } from './attachment.entity.ts';
+import { CustomFieldDefinitionSchema } from './custom-field-definition.entity.ts';
+import { SiteBrandingSchema } from './site-branding.entity.ts';
+import { TrackPointSchema } from './track-point.entity.ts';
+import { NotificationMessageSchema } from './notification-message.entity.ts';
+import { PaymentMethodSchema } from './payment-method.entity.ts';
+import { SiteIntegrationSchema } from './site-integration.entity.ts';
+import { DriverEarningSchema } from './driver-earning.entity.ts';
+import { EarningsRuleSchema } from './earnings-rule.entity.ts';
+import { EtaNotificationConfigSchema } from './eta-notification-config.entity.ts';
+import { EtaNotificationSentSchema } from './eta-notification-sent.entity.ts';
+import { ChatMessageSchema, ChatParticipantSchema, ChatRoomSchema } from './chat.entity.ts';
 
 /** The ORM's entity list (explicit: no folder discovery, which breaks under tsx on Node 20). */
 export const ALL_ENTITIES = [
@@ -49,4 +62,21 @@ export const ALL_ENTITIES = [
   ZoneSchema,
   WorkerSchema,
   WorkerScheduleSchema,
+  RouteSchema,
+  RouteStopSchema,
+  CustomFieldDefinitionSchema,
+  AttachmentSchema,
+  JobAttachmentSchema,
+  SiteBrandingSchema,
+  TrackPointSchema,
+  SiteIntegrationSchema,
+  NotificationMessageSchema,
+  PaymentMethodSchema,
+  EarningsRuleSchema,
+  DriverEarningSchema,
+  ChatRoomSchema,
+  ChatParticipantSchema,
+  ChatMessageSchema,
+  EtaNotificationConfigSchema,
+  EtaNotificationSentSchema,
 ];

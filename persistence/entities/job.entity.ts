@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import type { CustomFieldValues } from './custom-field-definition.entity.ts';
 import { siteFilter, timestamps } from './columns.ts';
 
 /**
@@ -35,6 +36,8 @@ export const JobSchema = defineEntity({
     completedAt: p.datetime().nullable(),
     cancelledAt: p.datetime().nullable(),
     deletedAt: p.datetime().nullable(),
+    /** Custom field values by key, validated against the site's definitions (engine/customfields). */
+    customFields: p.json<CustomFieldValues>().onCreate(() => ({})),
     ...timestamps(),
   },
 });

@@ -1,5 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import type { CustomFieldValues } from './custom-field-definition.entity.ts';
 import { siteFilter, timestamps } from './columns.ts';
 
 /** An ordered stop of a job (pickup, dropoff, service visit): a persisted actor like its job. */
@@ -30,6 +31,8 @@ export const StopSchema = defineEntity({
     internalNotes: p.text().nullable(),
     cancellationNotes: p.text().nullable(),
     completedAt: p.datetime().nullable(),
+    /** Custom field values by key, validated against the site's definitions (engine/customfields). */
+    customFields: p.json<CustomFieldValues>().onCreate(() => ({})),
     ...timestamps(),
   },
 });

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { CustomFieldValues } from './custom-field-definition.entity.ts';
 import { siteFilter, timestamps } from './columns.ts';
 
 /** A user's role on one site (user × site × role). */
@@ -12,6 +13,8 @@ export const UserProfileSchema = defineEntity({
     userId: p.string(),
     role: p.string(),
     isActive: p.boolean().default(true),
+    /** Custom field values by key, validated against the site's definitions (engine/customfields). */
+    customFields: p.json<CustomFieldValues>().onCreate(() => ({})),
     ...timestamps(),
   },
 });

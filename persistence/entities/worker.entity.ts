@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { CustomFieldValues } from './custom-field-definition.entity.ts';
 import { siteFilter, timestamps } from './columns.ts';
 
 export const OPERATIONAL_STATUSES = ['active', 'inactive', 'suspended'] as const;
@@ -23,6 +24,8 @@ export const WorkerSchema = defineEntity({
     /** Most load the worker takes at once, in the site's own unit (parcels, kilograms, ...). */
     maxLoad: p.integer().nullable(),
     notes: p.text().nullable(),
+    /** Custom field values by key, validated against the site's definitions (engine/customfields). */
+    customFields: p.json<CustomFieldValues>().onCreate(() => ({})),
     ...timestamps(),
   },
 });

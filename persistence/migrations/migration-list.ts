@@ -7,6 +7,15 @@ import { Webhooks0005 } from './0005-webhooks.ts';
 import { Fleet0006 } from './0006-fleet.ts';
 import { Workers0007 } from './0007-workers.ts';
 import { Drivers0008 } from './0008-drivers.ts';
+import { Routes0009 } from './0009-routes.ts';
+import { Dispatch0010 } from './0010-dispatch.ts';
+import { Realtime0011 } from './0011-realtime.ts';
+import { Resources0012 } from './0012-resources.ts';
+import { Integrations0013 } from './0013-integrations.ts';
+import { Earnings0015 } from './0015-earnings.ts';
+import { Chat0016 } from './0016-chat.ts';
+import { Eta0017 } from './0017-eta.ts';
+import { DispatchIndex0018 } from './0018-dispatch-index.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +27,13 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0006-fleet', class: Fleet0006 },
   { name: '0007-workers', class: Workers0007 },
   { name: '0008-drivers', class: Drivers0008 },
+  { name: '0009-routes', class: Routes0009 },
+  { name: '0010-dispatch', class: Dispatch0010 },
+  { name: '0011-realtime', class: Realtime0011 },
+  { name: '0012-resources', class: Resources0012 },
+  { name: '0013-integrations', class: Integrations0013 },
+  { name: '0015-earnings', class: Earnings0015 },
+  { name: '0016-chat', class: Chat0016 },
+  { name: '0017-eta', class: Eta0017 },
+  { name: '0018-dispatch-index', class: DispatchIndex0018 },
 ];

@@ -119,7 +119,7 @@ describe('choosing a provider for a site', () => {
   });
 
   it('refuses an integration with no provider in this build instead of silently estimating', async () => {
-    for (const integration_key of ['osrm', 'constructor']) {
+    for (const integration_key of ['here', 'constructor']) {
       const error = await failureOf(() => createMappingProvider({ integration_key, config: {}, is_active: true }));
       expect(error).toMatchObject({ status: 422, code: 'MAPPING_PROVIDER_UNKNOWN' });
     }

@@ -65,10 +65,14 @@ async function pendingCount(ids: string[]): Promise<number> {
   return row!.n;
 }
 
-/** Counts every add the relay makes, so a row sent twice shows even though the queue would dedupe it. */
+/** Counts what the relay adds to the webhook consumer's queue (every consumer's queue gets the same adds), so a row sent twice shows even though the queue would dedupe it. */
 function countingAdds(queue: DurableQueue): { queue: DurableQueue; added: string[] } {
   const added: string[] = [];
-  return { added, queue: { ...queue, add: (name, event, data, options) => queue.add(name, event, data, options).then(() => void added.push(options.jobId)) } };
+  const add: DurableQueue['add'] = (name, event, data, options) =>
+    queue.add(name, event, data, options).then(() => void (name === EVENTS_QUEUE && added.push(options.jobId)));
+  const addMany: DurableQueue['addMany'] = (name, jobs, transaction) =>
+    queue.addMany(name, jobs, transaction).then(() => void (name === EVENTS_QUEUE && added.push(...jobs.map((job) => job.options.jobId))));
+  return { added, queue: { ...queue, add, addMany } };
 }
 
 describe.each(BACKENDS)('outbox relay into the $backend queue', ({ open }) => {
@@ -164,12 +168,12 @@ describe.each(BACKENDS)('outbox relay into the $backend queue', ({ open }) => {
 
   it('delivers nothing twice when a relay dies after enqueueing but before marking its rows relayed', async () => {
     const rows = await insertOutboxRows(2, 5);
-    let adds = 0;
     const dying: DurableQueue = {
       ...queue,
-      add: async (...args) => {
-        await queue.add(...args);
-        if (++adds === rows.length) throw new Error('process killed');
+      // Dies once the webhook consumer's queue has every row.
+      addMany: async (name, jobs, transaction) => {
+        await queue.addMany(name, jobs, transaction);
+        if (name === EVENTS_QUEUE) throw new Error('process killed');
       },
     };
     await expect(relay({ queue: dying }).relayOnce()).rejects.toThrow('process killed');

@@ -64,6 +64,27 @@ describe.each(BACKENDS)('durable queue on $backend', ({ open }) => {
     expect([{ n: 1 }, { n: 2 }]).toContainEqual(runs[0]!.data);
   });
 
+  it('adds many jobs at once in their order, each deduplicated by its id and keeping its own options', async () => {
+    const queue = track(open());
+    const name = freshQueueName();
+    await queue.add(name, 'ping', { n: -1 }, { jobId: 'bulk-3' });
+    const ids = Array.from({ length: 30 }, (_, i) => `bulk-${i}`);
+    await queue.addMany(name, ids.map((jobId, i) => ({ name: 'ping', data: { n: i }, options: { jobId, attempts: 2, backoffMs: 50, delayMs: i === 29 ? 400 : 0 } })));
+    await queue.addMany(name, [{ name: 'ping', data: { n: 99 }, options: { jobId: 'bulk-0' } }]);
+    const runs = await consume(queue, name, async (job) => {
+      if (job.id === 'bulk-1' && job.attempt === 1) throw new Error('once');
+    });
+    await waitFor('every job to run, bulk-1 twice', () => new Set(runs.map((run) => run.id)).size >= ids.length && runs.filter((run) => run.id === 'bulk-1').length === 2);
+    await sleep(200);
+    const firstRuns = runs.filter((run) => run.attempt === 1);
+    // One consumer at a time: jobs due together run in the order they were added; the delayed one runs last.
+    expect(firstRuns.map((run) => run.id)).toEqual(['bulk-3', ...ids.filter((id) => id !== 'bulk-3')]);
+    expect(firstRuns.find((run) => run.id === 'bulk-0')!.data).toEqual({ n: 0 });
+    expect(firstRuns.find((run) => run.id === 'bulk-3')!.data).toEqual({ n: -1 });
+    expect(runs.filter((run) => run.id === 'bulk-1').map((run) => run.attempt)).toEqual([1, 2]);
+    await expect(queue.addMany(name, [{ name: 'bad', data: null, options: { jobId: 'a:b' } }])).rejects.toThrow(/Invalid job id/);
+  });
+
   it('retries a failing handler with exponential backoff until it succeeds', async () => {
     const queue = track(open());
     const name = freshQueueName();

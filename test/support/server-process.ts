@@ -7,6 +7,12 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 export type ServerProcess = { port: number; child: ChildProcess; output: () => string; client(site: string | null): ApiClient; kill(signal?: NodeJS.Signals): Promise<void> };
 
+/** Children still running when the test worker exits (a failed or timed-out file) are killed with it. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -30,12 +36,18 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => running.delete(child));
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server process exited early:\n${output}`);
     if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error(`server process did not start:\n${output}`);
+    if (Date.now() > deadline) {
+      // Never leave a half-started server behind: it would hold database connections for the rest of the run.
+      child.kill('SIGKILL');
+      throw new Error(`server process did not start:\n${output}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

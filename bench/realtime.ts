@@ -1,0 +1,215 @@
+/**
+ * Realtime benchmark (issue 5): N simulated driver apps at 1 Hz each (N = 1,000 and 5,000) on `/driver`, through the
+ * whole location path (handshake with an API key, validation, per-driver quota, group-committed apply in
+ * PostgreSQL, throttled track points, broadcast to the dispatch room, Redis adapter), beside a bare socket.io echo
+ * server (acks every `location` at once) measured in the same run by the same clients.
+ * Goals: 5k drivers at 1 Hz with p99 ack < 25 ms and ≤ 40 KB of server memory per connection; the full path's
+ * capacity ≥ 0.5× the echo server's.
+ *
+ * Setup, and why:
+ * - The clients run in a child process (bench/support/realtime-clients.ts), so the server's event loop, CPU time and
+ *   memory are its own. One socket per simulated driver, WebSocket transport, each with its own API key.
+ * - Fresh PostgreSQL database as a non-superuser role (row-level security on), Redis under a fresh prefix (the
+ *   socket.io Redis adapter is on, as with REDIS_URL in production). Both deleted at the end.
+ * - 1 Hz phase: every socket sends one fix a second for 10 s, phases spread evenly (open loop, acks awaited
+ *   asynchronously); latency = emit → ack in the client. Server CPU = the Node process's user+system time over the
+ *   phase (PostgreSQL's and Redis's CPU are not in it).
+ * - Memory per connection: the server's RSS and V8 heap+external after a forced GC, connected minus before, ÷ N.
+ * - Capacity: closed loop, every one of 1,000 sockets keeps one fix in flight for 5 s; acks/s full ÷ echo.
+ *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
+ *   limiter still runs on every event).
+ *
+ * Run: `npm run bench:realtime` = `node --expose-gc --import tsx bench/realtime.ts` (about 3 minutes). Progress on
+ * stderr, table on stdout, JSON in bench/results/realtime.json.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Server } from 'socket.io';
+import { createApplication } from '../engine/admin/application.service.ts';
+import { startServer } from '../app/server.ts';
+import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { createBenchDatabase } from './support/bench-database.ts';
+import { prepareRun, startBenchServices } from './support/bench-services.ts';
+import { inParallel } from './support/command-load.ts';
+import { seedEngineSite } from './support/engine-seed.ts';
+import { machineLine } from './support/environment.ts';
+import { formatGrid, whole } from './support/grid.ts';
+import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
+import { writeResults } from './support/report.ts';
+
+/** `BENCH_REALTIME_SIZES=5000` runs one size (the first size listed also runs the capacity loop). */
+const SIZES = (process.env.BENCH_REALTIME_SIZES ?? '1000,5000').split(',').map(Number);
+const SECONDS = 10;
+const CAPACITY_SECONDS = 5;
+const GOALS = { p99Ms: 25, kbPerConnection: 40, capacityRatio: 0.5 };
+const SUBDOMAIN = 'fleet';
+const RESULTS_FILE = fileURLToPath(new URL('./results/realtime.json', import.meta.url));
+
+const progress = (line: string) => process.stderr.write(`[bench:realtime] ${line}\n`);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const fixed = (n: number, digits = 1) => n.toFixed(digits);
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+
+type Target = { name: string; port: number };
+type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number };
+type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number };
+
+/** The clients' process: one request, one reply. */
+class Clients {
+  constructor(private readonly child: ChildProcess) {}
+
+  static start(): Clients {
+    return new Clients(fork(fileURLToPath(new URL('./support/realtime-clients.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  }
+
+  ask(request: ClientRequest): Promise<Extract<ClientReply, { ok: true }>> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the clients' process exited (code ${code})`));
+      this.child.once('exit', onExit);
+      this.child.once('message', (reply: ClientReply) => {
+        this.child.off('exit', onExit);
+        if (reply.ok) resolve(reply);
+        else reject(new Error(`clients failed: ${reply.error}`));
+      });
+      this.child.send(request);
+    });
+  }
+
+  stop(): void {
+    this.child.disconnect();
+  }
+}
+
+/** The baseline: socket.io with a `/driver` namespace that acknowledges every `location` at once. */
+async function startEchoServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const http: HttpServer = createServer();
+  const io = new Server(http, { serveClient: false });
+  io.of('/driver').on('connection', (socket) => socket.on('location', (_fix: unknown, ack: unknown) => typeof ack === 'function' && ack({ data: { accepted: true } })));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return { port: (http.address() as AddressInfo).port, close: () => io.close() };
+}
+
+function memory(): { rss: number; heap: number } {
+  globalThis.gc?.();
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed + usage.external };
+}
+
+function cpuOver<T>(work: () => Promise<T>): Promise<{ result: T; cpuMicros: number; seconds: number }> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  return work().then((result) => {
+    const used = process.cpuUsage(cpu);
+    return { result, cpuMicros: used.user + used.system, seconds: (performance.now() - started) / 1000 };
+  });
+}
+
+async function measureTarget(target: Target, tokens: string[], clients: Clients): Promise<{ rows: Row[]; capacity: Capacity | null }> {
+  const rows: Row[] = [];
+  let capacity: Capacity | null = null;
+  for (const drivers of SIZES) {
+    const before = memory();
+    progress(`${target.name}: connecting ${drivers} drivers`);
+    const connected = await clients.ask({ type: 'connect', port: target.port, host: `${SUBDOMAIN}.localhost:${target.port}`, tokens: tokens.slice(0, drivers) });
+    await pause(1000);
+    const after = memory();
+    progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
+    const { result, cpuMicros, seconds } = await cpuOver(() => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }));
+    const stream = result.stream!;
+    rows.push({
+      target: target.name,
+      drivers,
+      stream,
+      cpuPercent: (cpuMicros / 1e6 / seconds) * 100,
+      cpuMicrosPerAck: cpuMicros / Math.max(1, stream.acked),
+      rssKbPerConnection: (after.rss - before.rss) / 1024 / drivers,
+      heapKbPerConnection: (after.heap - before.heap) / 1024 / drivers,
+      connectSeconds: (connected.ms ?? 0) / 1000,
+    });
+    if (drivers === SIZES[0]) {
+      progress(`${target.name}: capacity, ${drivers} sockets in a closed loop for ${CAPACITY_SECONDS} s`);
+      const saturated = await cpuOver(() => clients.ask({ type: 'saturate', seconds: CAPACITY_SECONDS }));
+      const s = saturated.result.stream!;
+      capacity = { target: target.name, stream: s, acksPerSecond: s.acked / s.seconds, cpuPercent: (saturated.cpuMicros / 1e6 / saturated.seconds) * 100 };
+    }
+    await clients.ask({ type: 'disconnect' });
+    await pause(2000);
+  }
+  return { rows, capacity };
+}
+
+function report(rows: Row[], capacities: Capacity[], machine: string): string {
+  const table = formatGrid(
+    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'RSS KB/conn', 'heap KB/conn'],
+    rows.map((r) => [
+      r.target, whole(r.drivers), whole(r.stream.acked / r.stream.seconds), fixed(r.stream.latencyMs.p50, 2), fixed(r.stream.latencyMs.p99, 2),
+      whole(r.stream.refused + r.stream.lost), `${fixed(r.cpuPercent)}%`, whole(r.cpuMicrosPerAck), fixed(r.rssKbPerConnection), fixed(r.heapKbPerConnection),
+    ]),
+  );
+  const echo = capacities.find((c) => c.target === 'bare socket.io echo');
+  const full = capacities.find((c) => c.target === 'full location path');
+  const ratio = echo && full ? full.acksPerSecond / echo.acksPerSecond : Number.NaN;
+  const capacityTable = formatGrid(
+    ['capacity (1,000 sockets, closed loop)', 'acked/s', 'p50 ms', 'p99 ms', 'server CPU'],
+    capacities.map((c) => [c.target, whole(c.acksPerSecond), fixed(c.stream.latencyMs.p50, 2), fixed(c.stream.latencyMs.p99, 2), `${fixed(c.cpuPercent)}%`]),
+  );
+  const big = rows.findLast((r) => r.target === 'full location path');
+  if (!big) return [table, '', capacityTable, '', machine].join('\n');
+  const goals = [
+    `${whole(big.drivers)} drivers at 1 Hz, p99 ack ${fixed(big.stream.latencyMs.p99, 2)} ms (goal < ${GOALS.p99Ms}): ${verdict(big.stream.latencyMs.p99 < GOALS.p99Ms && big.stream.lost === 0)}`,
+    `memory per connection ${fixed(big.rssKbPerConnection)} KB RSS, ${fixed(big.heapKbPerConnection)} KB heap (goal ≤ ${GOALS.kbPerConnection}): ${verdict(Math.max(big.rssKbPerConnection, big.heapKbPerConnection) <= GOALS.kbPerConnection)}`,
+    `capacity full ÷ echo ${fixed(ratio, 2)}× (goal ≥ ${GOALS.capacityRatio}×): ${verdict(ratio >= GOALS.capacityRatio)}`,
+  ];
+  return [table, '', capacityTable, '', ...goals, '', machine].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { cleanups, cleanup, loadBefore } = prepareRun(progress);
+  try {
+    const database = await createBenchDatabase();
+    cleanups.push({ name: 'drop database', run: database.drop });
+    const services = await startBenchServices(database, 'realtime', {
+      PORT: '0', BIND_ADDRESS: '127.0.0.1', BASE_DOMAIN: 'localhost', LOCATION_RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_POINTS: '1000000',
+    }, cleanups);
+    await services.db.migrate();
+    const site = await seedEngineSite(services.db.orm, SUBDOMAIN);
+    progress(`creating ${SIZES.at(-1)} driver API keys`);
+    const tokens: string[] = [];
+    const actor = { userId: null, applicationId: null, requestId: 'bench-realtime-seed' };
+    // Small transactions: the ORM's unit of work re-checks every managed entity on each flush.
+    await inParallel(SIZES.at(-1)! / 50, 4, async () => {
+      const batch = await inTenantScope(services.db.orm, { siteId: site.siteId }, async (em) => {
+        const keys: string[] = [];
+        for (let i = 0; i < 50; i += 1) keys.push((await createApplication(em, actor, site.siteId, { name: 'driver app', role: 'driver' })).apiKey);
+        return keys;
+      });
+      tokens.push(...batch);
+    });
+    const running = await startServer(services);
+    cleanups.push({ name: 'stop server', run: () => running.close() });
+    const echo = await startEchoServer();
+    cleanups.push({ name: 'stop echo server', run: () => echo.close() });
+    const clients = Clients.start();
+    cleanups.push({ name: 'stop clients', run: async () => clients.stop() });
+
+    const echoRun = process.env.BENCH_REALTIME_SKIP_ECHO ? { rows: [], capacity: null } : await measureTarget({ name: 'bare socket.io echo', port: echo.port }, tokens, clients);
+    const fullRun = await measureTarget({ name: 'full location path', port: running.port }, tokens, clients);
+    const rows = [...echoRun.rows, ...fullRun.rows];
+    const capacities = [echoRun.capacity, fullRun.capacity].filter((c): c is Capacity => c !== null);
+    const machine = machineLine(loadBefore);
+    process.stdout.write(`${report(rows, capacities, machine)}\n`);
+    writeResults(RESULTS_FILE, { rows, capacities, goals: GOALS, machine });
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,70 @@
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
+import type { S3Settings } from './attachment-settings.ts';
+import type { AttachmentStorage, StoredObject, UploadTarget } from './attachment-storage.ts';
+import { SNIFF_BYTES } from './content-sniffing.ts';
+
+/**
+ * An S3-compatible bucket (AWS S3, MinIO, R2, ...): clients upload and download straight to the bucket with
+ * SigV4 pre-signed URLs. The upload URL signs the content type and length, so the bucket itself refuses another
+ * type or size; confirmation still reads the object's metadata and first bytes.
+ */
+export class S3AttachmentStorage implements AttachmentStorage {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+
+  constructor(private readonly settings: S3Settings) {
+    this.client = new S3Client({
+      region: settings.region,
+      endpoint: settings.endpoint,
+      credentials: settings.credentials,
+      forcePathStyle: settings.forcePathStyle,
+      // A checksum computed at signing time would be the empty body's: pre-signed uploads carry none.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+    });
+  }
+
+  async uploadTarget(attachment: Attachment, _site: unknown, expiresAt: Date): Promise<UploadTarget> {
+    const command = new PutObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath, ContentType: attachment.contentType, ContentLength: attachment.size });
+    const url = await getSignedUrl(this.client, command, {
+      expiresIn: secondsUntil(expiresAt),
+      signableHeaders: new Set(['content-type', 'content-length']),
+    });
+    return { url, method: 'PUT', headers: { 'Content-Type': attachment.contentType }, expires_at: expiresAt.toISOString() };
+  }
+
+  async downloadUrl(attachment: Attachment, _site: unknown, expiresAt: Date): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.settings.bucket,
+      Key: attachment.remotePath,
+      ResponseContentType: attachment.contentType,
+      ResponseContentDisposition: contentDisposition(attachment.fileName),
+    });
+    return getSignedUrl(this.client, command, { expiresIn: secondsUntil(expiresAt) });
+  }
+
+  async inspect(attachment: Attachment): Promise<StoredObject | null> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath }));
+      const size = head.ContentLength ?? 0;
+      const first = size === 0
+        ? new Uint8Array()
+        : await (await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath, Range: `bytes=0-${SNIFF_BYTES - 1}` }))).Body!.transformToByteArray();
+      return { size, contentType: head.ContentType ?? null, head: Buffer.from(first) };
+    } catch (error) {
+      if (error instanceof S3ServiceException && (error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)) return null;
+      throw error;
+    }
+  }
+}
+
+/** `attachment; filename*=UTF-8''...`: the client's file name, encoded so it cannot break the header. */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replaceAll(/[^\x20-\x7e]|["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+function secondsUntil(date: Date): number {
+  return Math.max(1, Math.ceil((date.getTime() - Date.now()) / 1000));
+}

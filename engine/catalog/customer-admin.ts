@@ -1,0 +1,118 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
+import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
+import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
+import { newId } from '../../persistence/ids.ts';
+import { createAddress, type AddressInput } from '../admin/address.service.ts';
+import { auditSnapshot } from '../admin/patch.ts';
+import { createUser, updateUser } from '../admin/user.service.ts';
+import { loadDefinitions, resolveCustomFields, type CustomFieldInput } from '../customfields/custom-field-values.ts';
+import { DomainError } from '../domain-error.ts';
+
+/** A customer of a site: their (shared) user account, their customer profile here, and their home address. */
+export type CustomerView = { user: User; profile: UserProfile; homeAddress: Address | null };
+
+type AccountFields = {
+  first_name?: string | null;
+  last_name?: string | null;
+  phone?: string | null;
+  phone_country?: string | null;
+  home_address?: AddressInput;
+  home_address_id?: string;
+  custom_fields?: CustomFieldInput;
+};
+
+export type CreateCustomerInput = AccountFields & { email: string; password?: string };
+export type UpdateCustomerInput = AccountFields & { id: string; email?: string; password?: string; is_active?: boolean };
+
+/**
+ * Adds a customer to the site. An unknown email becomes a new user with a customer profile here. A known one
+ * (a customer of another site, say) gets a customer profile here and their account is left as it is, since users are
+ * shared between sites. `home_address_id` wins over `home_address`. Custom field values are checked (required ones
+ * included) before anything is written.
+ * @throws DomainError 409 CUSTOMER_EXISTS / EMAIL_TAKEN (field `email`), 400 INVALID_EMAIL, 404 for an unknown
+ *   `home_address_id`, 400 naming `custom_fields.<key>`
+ */
+export async function createCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: CreateCustomerInput): Promise<CustomerView> {
+  const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
+  const email = input.email.toLowerCase();
+  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
+  if (input.home_address_id && !(await em.findOne(AddressSchema, { id: input.home_address_id }))) {
+    throw new DomainError(404, 'NOT_FOUND', `Address ${input.home_address_id} not found`, 'home_address_id');
+  }
+  const existing = await em.findOne(UserSchema, { email });
+  let user: User;
+  let profile: UserProfile;
+  if (existing) {
+    if (existing.isServiceAccount) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key`, 'email');
+    if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
+      throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
+    }
+    user = existing;
+    profile = em.create(UserProfileSchema, { id: newId('profile'), siteId, userId: user.id, role: 'customer', isActive: true, customFields });
+  } else {
+    const view = await createUser(em, actor, { siteId }, {
+      email,
+      password: input.password,
+      first_name: input.first_name ?? undefined,
+      last_name: input.last_name ?? undefined,
+      phone: input.phone ?? undefined,
+      phone_country: input.phone_country ?? undefined,
+      role: 'customer',
+    });
+    user = view.user;
+    profile = view.profiles[0]!;
+    profile.customFields = customFields;
+    if (input.home_address_id) user.homeAddressId = input.home_address_id;
+    else if (input.home_address) user.homeAddressId = (await createAddress(em, actor, siteId, input.home_address)).id;
+  }
+  await em.flush();
+  const view = { user, profile, homeAddress: await homeAddressOf(em, user) };
+  recordAudit(em, actor, { siteId, action: 'create', entityType: 'Customer', entityId: user.id, before: null, after: customerSnapshot(view) });
+  await em.flush();
+  return view;
+}
+
+/** A customer of this site, active or not. @throws DomainError 404 when absent or another site's customer */
+export async function getCustomer(em: EntityManager, id: string): Promise<CustomerView> {
+  const profile = await em.findOne(UserProfileSchema, { userId: id, role: 'customer' }, { orderBy: { createdAt: 'asc' } });
+  const user = profile ? await em.findOne(UserSchema, { id, isServiceAccount: false }) : null;
+  if (!profile || !user) throw DomainError.notFound('Customer', id);
+  return { user, profile, homeAddress: await homeAddressOf(em, user) };
+}
+
+/**
+ * Updates a customer: only supplied fields change (`null` clears a nullable one). `home_address_id` wins over
+ * `home_address`; an empty string clears the home address; omitted leaves it. `is_active` and custom fields belong
+ * to the customer profile of this site; the account fields to the user (a new password ends their sessions).
+ * Custom fields are checked before anything is written.
+ * @throws DomainError 404, 409 EMAIL_TAKEN, 400 naming `custom_fields.<key>`
+ */
+export async function updateCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: UpdateCustomerInput): Promise<CustomerView> {
+  const current = await getCustomer(em, input.id);
+  const before = customerSnapshot(current);
+  const customFields = input.custom_fields === undefined
+    ? undefined
+    : resolveCustomFields(await loadDefinitions(em, 'customer'), current.profile.customFields ?? {}, input.custom_fields);
+  const { custom_fields: _values, is_active: isActive, ...account } = input;
+  const accountChanges = Object.entries(account).filter(([key, value]) => key !== 'id' && value !== undefined);
+  if (accountChanges.length > 0) await updateUser(em, actor, { siteId }, account);
+  const { profile } = current;
+  if (isActive !== undefined) profile.isActive = isActive;
+  if (customFields) profile.customFields = customFields;
+  await em.flush();
+  const view = await getCustomer(em, input.id);
+  recordAudit(em, actor, { siteId, action: 'update', entityType: 'Customer', entityId: input.id, before, after: customerSnapshot(view) });
+  await em.flush();
+  return view;
+}
+
+/** A customer as audit data. */
+export function customerSnapshot(view: CustomerView): Record<string, unknown> {
+  return { ...auditSnapshot(view.user), home_address_id: view.user.homeAddressId ?? null, is_active: view.profile.isActive, custom_fields: view.profile.customFields ?? {} };
+}
+
+async function homeAddressOf(em: EntityManager, user: User): Promise<Address | null> {
+  return user.homeAddressId ? em.findOne(AddressSchema, { id: user.homeAddressId }) : null;
+}

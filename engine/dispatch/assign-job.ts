@@ -1,0 +1,126 @@
+import { applyTransition, type CommandScope } from '../commands/apply-transition.ts';
+import { applyCascades } from '../commands/cascade-rules.ts';
+import { DomainError } from '../domain-error.ts';
+import { addJobToRoute, loadRoute, openRouteFor, type RouteRecord } from '../routes/route-membership.ts';
+import { insertDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
+import { namedDecision, siteTimezone } from './decide.ts';
+import { loadDriverFacts, type DriverFacts } from './driver-facts.ts';
+import { assertDispatchableZone, loadJobTarget, type JobTarget } from './job-target.ts';
+
+export type AssignInput = {
+  jobId: string;
+  driverId: string;
+  vehicleId?: string | null;
+  /** Join this route instead of the driver's open route of the day. */
+  routeId?: string | null;
+  teamId?: string | null;
+  method: DispatchMethod;
+  requireConfirmation: boolean;
+  /** The explanation to keep; a manual one (the driver named by the caller) when omitted. */
+  decision?: DispatchDecision;
+  /** Complete this pending record (a delayed dispatch, a pool offer) instead of inserting one. */
+  dispatchId?: string;
+  /** The driver took the job themself (a pool claim): acceptance is recorded at once. */
+  acceptedByDriver?: boolean;
+  /** Read and checked earlier in this transaction (a strategy decision): not read again. */
+  loaded?: { job: JobTarget; driver: DriverFacts };
+};
+
+export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: DriverFacts; job: JobTarget };
+
+/**
+ * Dispatches one job to one driver inside the caller's command, so everything below commits or rolls back together:
+ * 1. checks: the job is unassigned (409 JOB_NOT_UNASSIGNED), not in a banned zone without a staff override
+ *    (422 ZONE_RESTRICTED), the driver is an active worker (404 / 409 DRIVER_NOT_ACTIVE), and a vehicle is known:
+ *    the one given or the driver's default (422 VEHICLE_REQUIRED, spec rule 3);
+ * 2. the job joins `routeId` or the driver's open route for the service day (created if none);
+ * 3. the job gets its driver and the `dispatch` phase event through the command path (audit + `job:state_change`,
+ *    stops follow by the cascade rules);
+ * 4. the dispatch record: `pending` while a required confirmation is awaited, else `processing`. A manual
+ *    assignment is never an acceptance (spec rule 1); other active records of the job are superseded.
+ */
+export async function assignJob(scope: CommandScope, input: AssignInput): Promise<Assigned> {
+  const { em, siteId } = scope;
+  const job = input.loaded?.job ?? (await loadJobTarget(em, siteId, input.jobId));
+  if (job.phase !== 'unassigned') {
+    throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched (return it first)`, 'job_id');
+  }
+  if (!input.loaded) await assertDispatchableZone(em, job);
+  const [driver] = input.loaded ? [input.loaded.driver] : await loadDriverFacts(em, siteId, { userIds: [input.driverId] });
+  if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${input.driverId} is not a worker of this site`, 'driver_id');
+  if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
+  const vehicleId = input.vehicleId ?? driver.defaultVehicleId;
+  if (!vehicleId) {
+    throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');
+  }
+  if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
+
+  const route = input.routeId
+    ? await loadRoute(scope, input.routeId)
+    : await openRouteFor(scope, { driverUserId: driver.userId, vehicleId, serviceDate: await serviceDate(scope, job), teamId: input.teamId ?? null });
+  await addJobToRoute(scope, route.id, job.id);
+  // Same transaction as the move below and no version of its own: the state_change event shows the driver.
+  await em.execute('update job set driver_user_id = ? where id = ? and site_id = ?', [driver.userId, job.id, siteId]);
+  const applied = await applyTransition(scope, 'job', job.id, { kind: 'phase', event: 'dispatch' });
+  await applyCascades(scope, applied, {});
+  await dispatchRoute(scope, route);
+
+  await supersedeOthers(scope, job.id, input.dispatchId);
+  const now = scope.clock.now();
+  const accepted = input.acceptedByDriver === true;
+  const fields = {
+    job_id: job.id,
+    route_id: route.id,
+    team_id: input.teamId ?? null,
+    assigned_to_driver_id: driver.userId,
+    assigned_to_vehicle_id: vehicleId,
+    status: input.requireConfirmation && !accepted ? ('pending' as const) : ('processing' as const),
+    require_confirmation: input.requireConfirmation,
+    driver_accepted: accepted,
+    driver_accepted_at: accepted ? now : null,
+    dispatched_at: now,
+    decision: input.decision ?? namedDecision(accepted ? 'claim' : 'manual', driver, now),
+  };
+  const dispatch = input.dispatchId
+    ? await updateDispatch(scope, input.dispatchId, fields, "status = 'pending' and is_active", [], 'dispatch')
+    : await insertDispatch(scope, { ...fields, method: input.method });
+  if (!dispatch) throw DomainError.conflict('DISPATCH_CHANGED', `Dispatch ${input.dispatchId} is no longer pending`);
+  return { dispatch, route, driver, job };
+}
+
+/**
+ * A planned route that receives a dispatched job is dispatched too (as the system: the rule, not the caller, moves
+ * it); a route already further along, or a workflow without that move, is left as it is.
+ */
+export async function dispatchRoute(scope: CommandScope, route: RouteRecord): Promise<void> {
+  if (route.phase !== 'unassigned') return;
+  const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
+  try {
+    const applied = await applyTransition(system, 'route', route.id, { kind: 'phase', event: 'dispatch' });
+    await applyCascades(system, applied, {});
+  } catch (error) {
+    if (!(error instanceof DomainError && error.code === 'INVALID_TRANSITION')) throw error;
+  }
+}
+
+/** The day the job is worked, on the site's calendar: its window's start, else today. */
+async function serviceDate(scope: CommandScope, job: JobTarget): Promise<string> {
+  const instant = new Date(job.window?.start ?? scope.clock.now().getTime());
+  return new Intl.DateTimeFormat('en-CA', { timeZone: await siteTimezone(scope.em, scope.siteId), year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
+}
+
+async function assertVehicle(scope: CommandScope, vehicleId: string): Promise<void> {
+  const [vehicle] = await scope.em.execute<{ is_active: boolean }[]>('select is_active from vehicle where id = ? and site_id = ?', [vehicleId, scope.siteId]);
+  if (!vehicle) throw new DomainError(404, 'NOT_FOUND', `Vehicle ${vehicleId} not found`, 'vehicle_id');
+  if (!vehicle.is_active) throw new DomainError(409, 'VEHICLE_INACTIVE', `Vehicle ${vehicleId} is not active`, 'vehicle_id');
+}
+
+/** A new dispatch of a job replaces its earlier active ones (a withdrawn pool offer, a job returned by its driver). */
+async function supersedeOthers(scope: CommandScope, jobId: string, keepId: string | undefined): Promise<void> {
+  const rows = await scope.em.execute<{ id: string }[]>(
+    "select id from dispatch where site_id = ? and job_id = ? and is_active and status <> 'completed' and id <> ?",
+    [scope.siteId, jobId, keepId ?? ''],
+  );
+  for (const row of rows) await updateDispatch(scope, row.id, { is_active: false }, 'is_active', [], 'supersede');
+}

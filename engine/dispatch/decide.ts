@@ -1,0 +1,127 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
+import { ZoneSchema } from '../../persistence/entities/zone.entity.ts';
+import type { MappingProvider } from '../mapping/mapping-provider.ts';
+import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion, type Strategy } from './dispatch-types.ts';
+import { addBusyWindows, loadDriverFacts, type DriverFacts } from './driver-facts.ts';
+import { indexedDriverFacts, invalidateDriverIndex } from './driver-index.ts';
+import { shortlist } from './driver-index-shortlist.ts';
+import { exclusionReason, legsTo, type EligibilityOptions } from './evaluate.ts';
+import type { JobTarget } from './job-target.ts';
+import { rankDrivers, TIE_RULES, toCandidateScores, type Ranked } from './select-driver.ts';
+
+export type DecisionInput = {
+  job: JobTarget;
+  strategy: Strategy;
+  /** Only this team's drivers; all the site's workers otherwise. */
+  teamId?: string;
+  now: Date;
+  mapping: MappingProvider;
+  /** The request gives no vehicle: drivers without a default vehicle cannot be chosen. */
+  requireVehicle: boolean;
+};
+
+export type Decision = { decision: DispatchDecision; winner: DriverFacts | null; cursorKey: string };
+
+/**
+ * Picks the driver for a job: takes the drivers from the site's in-memory index (slow facts cached under the fleet
+ * version, availability, positions and loads read in one statement; busy windows when the job has a window), leaves
+ * out the ineligible ones with their reason, measures a shortlist (the nearest by great-circle distance, see
+ * `shortlist`) to the first stop through the mapping provider, and ranks them by the strategy. The winner is then
+ * re-read from the tables in this transaction and re-checked: if the index was stale for it (e.g. it went offline
+ * after the statement that read the states), the decision is made again from the tables, so a stale index can cost
+ * time but never dispatch to a driver the transaction sees as unavailable. Round-robin reads its cursor `for update`,
+ * so concurrent decisions in the same scope queue behind each other until the caller's transaction ends; the caller
+ * advances it with {@link advanceCursor}.
+ */
+export async function decide(em: EntityManager, siteId: string, input: DecisionInput): Promise<Decision> {
+  const { job, strategy } = input;
+  const cursorKey = input.teamId ? `team:${input.teamId}` : 'site';
+  const [indexed, cursor, pickupZoneIds] = await Promise.all([
+    indexedDriverFacts(em, siteId, { teamId: input.teamId, onlyAvailable: true }),
+    strategy === 'round-robin' ? lockCursor(em, siteId, cursorKey) : Promise.resolve(null),
+    strategy === 'zone-based' ? serviceZonesAt(em, job) : Promise.resolve(undefined),
+  ]);
+  if (job.window !== null && indexed.drivers.length > 0) await addBusyWindows(em, siteId, indexed.drivers, job.id);
+  const options: EligibilityOptions = {
+    at: new Date(job.window?.start ?? input.now.getTime()), timezone: indexed.timezone, job, considerSchedule: true, considerConflicts: true,
+    requireAvailable: true, pickupZoneIds, requireVehicle: input.requireVehicle,
+  };
+  const first = await rankAndRecord(indexed.drivers, options, input, cursor, cursorKey);
+  if (!first.winner) return first;
+  const [fresh] = await loadDriverFacts(em, siteId, { userIds: [first.winner.userId], withBusyWindows: job.window !== null, excludeJobId: job.id });
+  if (fresh && exclusionReason(fresh, options) === null) return { ...first, winner: fresh };
+  // The index was behind the tables for the winner: decide again from the tables alone.
+  invalidateDriverIndex(siteId);
+  const drivers = await loadDriverFacts(em, siteId, { teamId: input.teamId, withBusyWindows: job.window !== null, excludeJobId: job.id });
+  return rankAndRecord(drivers, options, input, cursor, cursorKey);
+}
+
+async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions, input: DecisionInput, cursor: string | null, cursorKey: string): Promise<Decision> {
+  const { strategy, now } = input;
+  const eligible: DriverFacts[] = [];
+  const exclusions: Exclusion[] = [];
+  for (const driver of drivers) {
+    const reason = exclusionReason(driver, options);
+    if (reason) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
+    else eligible.push(driver);
+  }
+  // Round-robin does not rank by distance: no need to measure.
+  const measured = shortlist(strategy, eligible, input.job.pickup).map((i) => eligible[i]!);
+  const legs = strategy === 'round-robin' ? measured.map(() => null) : await legsTo(input.mapping, measured, input.job.pickup);
+  const ranked = rankDrivers(strategy, measured.map<Ranked>((facts, i) => ({ facts, leg: legs[i] ?? null })), cursor);
+  const winner = ranked[0]?.facts ?? null;
+  return {
+    winner,
+    cursorKey,
+    decision: {
+      strategy,
+      tie_rule: TIE_RULES[strategy],
+      decided_at: now.toISOString(),
+      considered: drivers.length,
+      eligible: eligible.length,
+      candidates: toCandidateScores(ranked.slice(0, DECISION_LIST_LIMIT)),
+      exclusions: exclusions.slice(0, DECISION_LIST_LIMIT),
+      winner: winner ? { driver_id: winner.userId, driver_name: winner.name } : null,
+    },
+  };
+}
+
+/** A decision for a driver the caller named (manual assignment, claim): nothing ranked, the choice recorded. */
+export function namedDecision(strategy: 'manual' | 'claim', driver: { userId: string; name: string }, now: Date): DispatchDecision {
+  return {
+    strategy,
+    tie_rule: strategy === 'manual' ? 'chosen by the dispatcher' : 'first driver to claim the pool offer',
+    decided_at: now.toISOString(),
+    considered: 1,
+    eligible: 1,
+    candidates: [{ driver_id: driver.userId, driver_name: driver.name, eta_minutes: null, distance_meters: null, load: 0, rank: 1 }],
+    exclusions: [],
+    winner: { driver_id: driver.userId, driver_name: driver.name },
+  };
+}
+
+/** Moves the round-robin cursor to the driver just chosen (in the decision's transaction). */
+export async function advanceCursor(em: EntityManager, siteId: string, cursorKey: string, driverId: string): Promise<void> {
+  await em.execute('update dispatch_cursor set last_driver_id = ?, updated_at = ? where site_id = ? and scope_key = ?', [driverId, new Date(), siteId, cursorKey]);
+}
+
+export async function siteTimezone(em: EntityManager, siteId: string): Promise<string> {
+  const [row] = await em.execute<{ timezone: string | null }[]>('select timezone from site where id = ?', [siteId]);
+  return row?.timezone || 'UTC';
+}
+
+/** The cursor row, created on first use and locked until the transaction ends (a row lock works across processes). */
+async function lockCursor(em: EntityManager, siteId: string, cursorKey: string): Promise<string | null> {
+  await em.execute('insert into dispatch_cursor (site_id, scope_key, updated_at) values (?, ?, ?) on conflict do nothing', [siteId, cursorKey, new Date()]);
+  const [row] = await em.execute<{ last_driver_id: string | null }[]>('select last_driver_id from dispatch_cursor where site_id = ? and scope_key = ? for update', [siteId, cursorKey]);
+  return row?.last_driver_id ?? null;
+}
+
+/** The site's active service zones containing the job's pickup. */
+async function serviceZonesAt(em: EntityManager, job: JobTarget): Promise<Set<string>> {
+  const pickup = job.pickup;
+  if (!pickup) return new Set();
+  const zones = await em.find(ZoneSchema, { kind: 'service', isActive: true });
+  return new Set(zones.filter((z) => booleanPointInPolygon([pickup.lng, pickup.lat], z.geometry)).map((z) => z.id));
+}

@@ -1,0 +1,179 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { auditRecordValues } from '../../persistence/audit.ts';
+import { newId } from '../../persistence/ids.ts';
+import type { CommandScope } from '../commands/apply-transition.ts';
+import { DomainError } from '../domain-error.ts';
+import type { DispatchDecision, DispatchMethod, DispatchStatus, Strategy } from './dispatch-types.ts';
+
+/** What a scheduled dispatch will do when due: assign the named driver, or let the strategy pick one. */
+export type DispatchPlan = { driver_id: string | null; vehicle_id: string | null; route_id: string | null; strategy: Strategy | null; require_confirmation: boolean };
+
+/** A `dispatch` row as stored (snake_case, as the API shows it). */
+export type DispatchRow = {
+  id: string;
+  site_id: string;
+  job_id: string | null;
+  route_id: string | null;
+  team_id: string | null;
+  assigned_to_driver_id: string | null;
+  assigned_to_vehicle_id: string | null;
+  method: DispatchMethod;
+  status: DispatchStatus;
+  require_confirmation: boolean;
+  driver_accepted: boolean;
+  driver_accepted_at: Date | null;
+  dispatch_at: Date | null;
+  dispatched_at: Date | null;
+  completed_at: Date | null;
+  posted_at: Date | null;
+  decision: DispatchDecision | null;
+  /** A scheduled dispatch's request, carried out when it falls due. */
+  plan: DispatchPlan | null;
+  created_by_user_id: string | null;
+  is_active: boolean;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export type NewDispatch = Partial<Omit<DispatchRow, 'id' | 'site_id' | 'version' | 'created_at' | 'updated_at'>> & {
+  method: DispatchMethod;
+  status: DispatchStatus;
+};
+
+const COLUMNS = [
+  'job_id', 'route_id', 'team_id', 'assigned_to_driver_id', 'assigned_to_vehicle_id', 'method', 'status', 'require_confirmation',
+  'driver_accepted', 'driver_accepted_at', 'dispatch_at', 'dispatched_at', 'completed_at', 'posted_at', 'decision', 'plan', 'created_by_user_id',
+] as const;
+
+/**
+ * Inserts a dispatch record with its audit record and `dispatch:created` event (written at the command's end).
+ * @throws UniqueConstraintViolationException when the job already has an active dispatch (the engine retries once,
+ *   then the caller maps it to 409)
+ */
+export async function insertDispatch(scope: CommandScope, values: NewDispatch): Promise<DispatchRow> {
+  const now = new Date();
+  const row: Record<string, unknown> = { ...values, created_by_user_id: values.created_by_user_id ?? scope.actor.userId };
+  const params = COLUMNS.map((c) => (c === 'decision' || c === 'plan' ? JSON.stringify(row[c] ?? null) : (row[c] ?? (c === 'require_confirmation' || c === 'driver_accepted' ? false : null))));
+  const [inserted] = await scope.em.execute<DispatchRow[]>(
+    `insert into dispatch (id, site_id, ${COLUMNS.join(', ')}, created_at, updated_at)
+     values (?, ?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?) returning *`,
+    [newId('dispatch'), scope.siteId, ...params, now, now],
+  );
+  record(scope, 'create', null, inserted!);
+  return inserted!;
+}
+
+/**
+ * Changes a dispatch record under a condition (`where` on top of id and site), audited with a `dispatch:updated`
+ * event. Returns null when the condition no longer holds: that is how a claim race is decided (one UPDATE wins, the
+ * others find the row changed once the winner commits and PostgreSQL re-checks the condition on the new row).
+ * One statement: the row before the change comes from a CTE in the same statement, so the audit's `before` is the
+ * row as the statement's snapshot saw it (a writer that committed while this one waited for the row lock is not in
+ * it; the condition still is checked against the latest row).
+ */
+export async function updateDispatch(
+  scope: CommandScope,
+  id: string,
+  changes: Partial<DispatchRow>,
+  condition = 'true',
+  conditionParams: unknown[] = [],
+  action = 'update',
+): Promise<DispatchRow | null> {
+  const entries = Object.entries(changes);
+  const sets = [...entries.map(([column]) => `${column} = ?`), 'version = version + 1', 'updated_at = ?'];
+  const values = entries.map(([column, value]) => (column === 'decision' || column === 'plan' ? JSON.stringify(value) : value));
+  // The CTE's columns have names of their own so that `condition` (unqualified columns) can only mean the dispatch.
+  const [row] = await scope.em.execute<(DispatchRow & { before_row: DispatchRow })[]>(
+    `with prior as (select d.id as prior_id, to_jsonb(d) as before_row from dispatch d where d.id = ? and d.site_id = ?)
+     update dispatch set ${sets.join(', ')} from prior
+     where dispatch.id = prior.prior_id and dispatch.site_id = ? and (${condition})
+     returning dispatch.*, prior.before_row`,
+    [id, scope.siteId, ...values, new Date(), scope.siteId, ...conditionParams],
+  );
+  if (!row) return null;
+  const { before_row: before, ...after } = row;
+  record(scope, action, before, after);
+  return after;
+}
+
+/** @throws DomainError 404 */
+export async function getDispatch(em: EntityManager, siteId: string, id: string): Promise<DispatchRow> {
+  const [row] = await em.execute<DispatchRow[]>('select * from dispatch where id = ? and site_id = ?', [id, siteId]);
+  if (!row) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${id} not found`, 'id');
+  return row;
+}
+
+export type DispatchFilter = { job_id?: string; route_id?: string; team_id?: string; driver_id?: string; method?: DispatchMethod; status?: DispatchStatus; is_active?: boolean };
+
+/** One page of the site's dispatch records matching every filter, newest first, and the total count. */
+export async function searchDispatches(em: EntityManager, siteId: string, filter: DispatchFilter, page: { limit: number; offset: number }): Promise<[DispatchRow[], number]> {
+  const where = ['site_id = ?'];
+  const params: unknown[] = [siteId];
+  const add = (column: string, value: unknown) => {
+    if (value === undefined) return;
+    where.push(`${column} = ?`);
+    params.push(value);
+  };
+  add('job_id', filter.job_id);
+  add('route_id', filter.route_id);
+  add('team_id', filter.team_id);
+  add('assigned_to_driver_id', filter.driver_id);
+  add('method', filter.method);
+  add('status', filter.status);
+  add('is_active', filter.is_active);
+  const clause = where.join(' and ');
+  const [count] = await em.execute<{ total: string }[]>(`select count(*) as total from dispatch where ${clause}`, params);
+  const rows = await em.execute<DispatchRow[]>(`select * from dispatch where ${clause} order by created_at desc, id desc limit ? offset ?`, [...params, page.limit, page.offset]);
+  return [rows, Number(count?.total ?? 0)];
+}
+
+const iso = (value: Date | null) => (value ? new Date(value).toISOString() : null);
+
+/** The dispatch as the API and the events show it (the decision included). */
+export function toDispatchData(row: DispatchRow) {
+  return {
+    id: row.id,
+    site_id: row.site_id,
+    job_id: row.job_id,
+    route_id: row.route_id,
+    team_id: row.team_id,
+    assigned_to_driver_id: row.assigned_to_driver_id,
+    assigned_to_vehicle_id: row.assigned_to_vehicle_id,
+    method: row.method,
+    status: row.status,
+    require_confirmation: row.require_confirmation,
+    driver_accepted: row.driver_accepted,
+    driver_accepted_at: iso(row.driver_accepted_at),
+    dispatch_at: iso(row.dispatch_at),
+    dispatched_at: iso(row.dispatched_at),
+    completed_at: iso(row.completed_at),
+    posted_at: iso(row.posted_at),
+    decision: row.decision,
+    created_by_user_id: row.created_by_user_id,
+    is_active: row.is_active,
+    version: row.version,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+export type DispatchData = ReturnType<typeof toDispatchData>;
+
+function record(scope: CommandScope, action: string, before: DispatchRow | null, after: DispatchRow): void {
+  const { siteId, actor } = scope;
+  // The decision can be long: the audit keeps the record's own fields, the decision stays on the dispatch.
+  const brief = (row: DispatchRow) => ({ ...toDispatchData(row), decision: row.decision ? { strategy: row.decision.strategy, winner: row.decision.winner } : null });
+  scope.pending.audits.push(
+    auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: brief(after) }),
+  );
+  scope.pending.events.push({
+    siteId,
+    event: before ? 'dispatch:updated' : 'dispatch:created',
+    entityType: 'dispatch',
+    entityId: after.id,
+    entityVersion: after.version,
+    data: brief(after),
+    timestamp: scope.clock.now(),
+  });
+}

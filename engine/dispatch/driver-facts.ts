@@ -1,0 +1,124 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Availability } from '../../machines/driver-availability.machine.ts';
+import type { WorkerScheduleData } from '../fleet/schedule.ts';
+import { windowOf, type Window } from './job-target.ts';
+
+/** Everything a decision knows about one driver, read in one statement (plus the busy windows when asked). */
+export type DriverFacts = {
+  userId: string;
+  name: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  /** The worker is active and so is their driver profile. */
+  active: boolean;
+  operationalStatus: string;
+  availability: Availability;
+  position: { lat: number; lng: number } | null;
+  defaultVehicleId: string | null;
+  vehicleType: string | null;
+  teamIds: string[];
+  zoneIds: string[];
+  maxLoad: number | null;
+  load: number;
+  schedule: WorkerScheduleData | null;
+  /** Time windows of the driver's open jobs (only filled when the decision checks conflicts). */
+  busy: Window[];
+};
+
+export type DriverScope = { teamId?: string; userIds?: string[]; withBusyWindows?: boolean; excludeJobId?: string };
+
+type Row = {
+  user_id: string; email: string; first_name: string | null; last_name: string | null; display_name: string | null;
+  operational_status: string; profile_active: boolean; availability: Availability | null; last_lat: number | null; last_lng: number | null;
+  default_vehicle_id: string | null; vehicle_type: string | null; team_ids: string[]; zone_ids: string[]; max_load: number | null;
+  load: string | number | null; weekly: WorkerScheduleData['weekly'] | null; exceptions: WorkerScheduleData['exceptions'] | null;
+};
+
+/**
+ * The site's workers with a driver profile (optionally one team's, or named ones), ordered by user id, with their
+ * actor state (availability, last position), default vehicle type, schedule and load (open jobs: phase assigned
+ * or in progress). Users without a worker record are not dispatch candidates: the worker record is where the
+ * office says a person may be dispatched.
+ */
+export async function loadDriverFacts(em: EntityManager, siteId: string, scope: DriverScope = {}): Promise<DriverFacts[]> {
+  const where: string[] = ['w.site_id = ?'];
+  const params: unknown[] = [siteId];
+  // Named drivers (a winner's re-check, a manual assignment): count only their jobs, not the site's.
+  const loadFilter = scope.userIds ? ' and driver_user_id in (?)' : '';
+  if (scope.userIds) {
+    if (scope.userIds.length === 0) return [];
+    params.push(scope.userIds);
+  }
+  params.push(siteId);
+  if (scope.teamId) {
+    where.push('w.team_ids @> ?::jsonb');
+    params.push(JSON.stringify([scope.teamId]));
+  }
+  if (scope.userIds) {
+    where.push('w.user_id in (?)');
+    params.push(scope.userIds);
+  }
+  const rows = await em.execute<Row[]>(
+    `with loads as (
+       select driver_user_id, count(*) as load from job
+       where site_id = ? and phase in ('assigned', 'in_progress') and deleted_at is null and driver_user_id is not null${loadFilter}
+       group by driver_user_id)
+     select w.user_id, u.email, u.first_name, u.last_name, u.display_name, w.operational_status, p.is_active as profile_active,
+       ds.availability, ds.last_lat, ds.last_lng, w.default_vehicle_id, v.type as vehicle_type, w.team_ids, w.zone_ids,
+       w.max_load, l.load, ws.weekly, ws.exceptions
+     from worker w
+     join user_profile p on p.site_id = w.site_id and p.user_id = w.user_id and p.role = 'driver'
+     join app_user u on u.id = w.user_id
+     left join driver_state ds on ds.site_id = w.site_id and ds.user_id = w.user_id
+     left join vehicle v on v.site_id = w.site_id and v.id = w.default_vehicle_id and v.is_active
+     left join worker_schedule ws on ws.site_id = w.site_id and ws.user_id = w.user_id
+     left join loads l on l.driver_user_id = w.user_id
+     where ${where.join(' and ')} order by w.user_id asc`,
+    params,
+  );
+  const facts = rows.map(toFacts);
+  if (scope.withBusyWindows && facts.length > 0) await addBusyWindows(em, siteId, facts, scope.excludeJobId, scope.userIds);
+  return facts;
+}
+
+function toFacts(row: Row): DriverFacts {
+  const name = row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email);
+  return {
+    userId: row.user_id,
+    name,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    active: row.operational_status === 'active' && row.profile_active,
+    operationalStatus: row.operational_status,
+    availability: row.availability ?? 'offline',
+    position: row.last_lat === null || row.last_lng === null ? null : { lat: Number(row.last_lat), lng: Number(row.last_lng) },
+    defaultVehicleId: row.default_vehicle_id,
+    vehicleType: row.vehicle_type,
+    teamIds: row.team_ids,
+    zoneIds: row.zone_ids,
+    maxLoad: row.max_load,
+    load: Number(row.load ?? 0),
+    schedule: row.weekly && row.exceptions ? { weekly: row.weekly, exceptions: row.exceptions } : null,
+    busy: [],
+  };
+}
+
+/** The time windows of the drivers' open jobs (of the named drivers only, when given), for the conflict check. */
+export async function addBusyWindows(em: EntityManager, siteId: string, facts: DriverFacts[], excludeJobId: string | undefined, userIds?: string[]): Promise<void> {
+  const rows = await em.execute<{ driver_user_id: string; after: Date | null; before: Date | null }[]>(
+    `select j.driver_user_id, min(s.complete_after) as after, max(s.complete_before) as before
+     from job j join stop s on s.job_id = j.id and s.site_id = j.site_id
+     where j.site_id = ? and j.phase in ('assigned', 'in_progress') and j.deleted_at is null and j.driver_user_id is not null and j.id <> ?
+       and (s.complete_after is not null or s.complete_before is not null)${userIds ? ' and j.driver_user_id in (?)' : ''}
+     group by j.id, j.driver_user_id`,
+    userIds ? [siteId, excludeJobId ?? '', userIds] : [siteId, excludeJobId ?? ''],
+  );
+  const byDriver = new Map(facts.map((f) => [f.userId, f]));
+  for (const row of rows) {
+    const window = windowOf([{ after: row.after, before: row.before }]);
+    const driver = byDriver.get(row.driver_user_id);
+    if (window && driver) driver.busy.push(window);
+  }
+}

@@ -1,0 +1,96 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { findBannedZoneHits, type BannedZoneHit } from '../fleet/zone-rules.ts';
+import type { LatLng } from '../mapping/mapping-provider.ts';
+import { DomainError } from '../domain-error.ts';
+
+/** A time span in epoch milliseconds. */
+export type Window = { start: number; end: number };
+
+/** What dispatch needs to know about a job: where it starts, when it happens, and its state. */
+export type JobTarget = {
+  id: string;
+  phase: string;
+  driverUserId: string | null;
+  routeId: string | null;
+  zoneOverride: boolean;
+  /** The first stop's position (where a driver must go first). */
+  pickup: LatLng | null;
+  points: { index: number; lat: number; lng: number }[];
+  /** From the stops' complete_after / complete_before; null when no stop has a time window. */
+  window: Window | null;
+  /** Earliest complete_before of any stop: the job's urgency (priority strategy); null when none. */
+  deadline: number | null;
+  createdAt: number;
+};
+
+type Row = {
+  id: string; phase: string; driver_user_id: string | null; route_id: string | null; zone_override: boolean; created_at: Date;
+  lat: number | null; lng: number | null; complete_after: Date | null; complete_before: Date | null;
+};
+
+/**
+ * Reads a job of the site (not deleted) with its stops' positions and time windows.
+ * @throws DomainError 404 when the job does not exist on this site
+ */
+export async function loadJobTarget(em: EntityManager, siteId: string, jobId: string): Promise<JobTarget> {
+  const rows = await em.execute<Row[]>(
+    `select j.id, j.phase, j.driver_user_id, j.route_id, j.zone_override, j.created_at, a.lat, a.lng, s.complete_after, s.complete_before
+     from job j left join stop s on s.job_id = j.id and s.site_id = j.site_id left join address a on a.id = s.address_id
+     where j.id = ? and j.site_id = ? and j.deleted_at is null order by s.sort_order asc`,
+    [jobId, siteId],
+  );
+  const first = rows[0];
+  if (!first) throw DomainError.notFound('Job', jobId);
+  const points = rows.flatMap((r, index) => (r.lat === null || r.lng === null ? [] : [{ index, lat: Number(r.lat), lng: Number(r.lng) }]));
+  return {
+    id: first.id,
+    phase: first.phase,
+    driverUserId: first.driver_user_id,
+    routeId: first.route_id,
+    zoneOverride: first.zone_override,
+    pickup: points[0] ? { lat: points[0].lat, lng: points[0].lng } : null,
+    points,
+    window: windowOf(rows.map((r) => ({ after: r.complete_after, before: r.complete_before }))),
+    deadline: min(rows.map((r) => r.complete_before)),
+    createdAt: new Date(first.created_at).getTime(),
+  };
+}
+
+/** The span from the earliest bound to the latest over the stops' windows; null when no stop has one. */
+export function windowOf(bounds: { after: Date | string | null; before: Date | string | null }[]): Window | null {
+  const afters = min(bounds.map((b) => b.after));
+  const befores = max(bounds.map((b) => b.before));
+  const start = afters ?? min(bounds.map((b) => b.before));
+  const end = befores ?? max(bounds.map((b) => b.after));
+  return start === null || end === null ? null : { start, end };
+}
+
+/** Two windows overlap when they share more than an instant (back-to-back jobs do not conflict). */
+export function overlaps(a: Window, b: Window): boolean {
+  if (a.start === a.end || b.start === b.end) return a.start <= b.end && b.start <= a.end;
+  return a.start < b.end && b.start < a.end;
+}
+
+/**
+ * The banned-zone rule at dispatch time: a job with a stop in an active banned zone is not dispatched unless
+ * staff overrode the restriction when the job was created (the override is stored on the job).
+ * @throws DomainError 422 ZONE_RESTRICTED naming the stop and the zone
+ */
+export async function assertDispatchableZone(em: EntityManager, job: JobTarget): Promise<BannedZoneHit[]> {
+  const hits = await findBannedZoneHits(em, job.points);
+  if (hits.length === 0 || job.zoneOverride) return hits;
+  const hit = hits[0]!;
+  throw new DomainError(422, 'ZONE_RESTRICTED', `Job ${job.id}: stop ${hit.stopIndex} is inside the banned zone ${hit.zoneName} (${hit.zoneId})`, 'job_id', {
+    hits: hits.map((h) => ({ stop_index: h.stopIndex, zone_id: h.zoneId, zone_name: h.zoneName })),
+  });
+}
+
+function min(values: (Date | string | null)[]): number | null {
+  const times = values.filter((v): v is Date | string => v !== null).map((v) => new Date(v).getTime());
+  return times.length ? Math.min(...times) : null;
+}
+
+function max(values: (Date | string | null)[]): number | null {
+  const times = values.filter((v): v is Date | string => v !== null).map((v) => new Date(v).getTime());
+  return times.length ? Math.max(...times) : null;
+}

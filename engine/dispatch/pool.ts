@@ -1,0 +1,114 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { JobSchema } from '../../persistence/entities/job.entity.ts';
+import type { CommandScope } from '../commands/apply-transition.ts';
+import { DomainError } from '../domain-error.ts';
+import { withStops } from '../jobs/job-detail.ts';
+import type { JobActor } from '../jobs/job-input.ts';
+import type { JobData } from '../jobs/job-view.ts';
+import { assignJob, type Assigned } from './assign-job.ts';
+import { applyTransition } from '../commands/apply-transition.ts';
+import { applyCascades } from '../commands/cascade-rules.ts';
+import { insertDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
+
+/** What the pool holds and who may claim it: a team's drivers, or every driver of the site (no team). */
+export type PoolOffer = { dispatch_id: string; job: JobData; posted_at: string; team_id: string | null };
+
+/**
+ * Offers one unassigned job in the pool: a pending `opt-in` dispatch with no driver. `postedAt` in the future hides
+ * the offer until then (the deadline is the row's own data: the pool reads `posted_at <= now`).
+ * @throws DomainError 409 JOB_NOT_UNASSIGNED, 422 ZONE_RESTRICTED, 404 team; UniqueConstraintViolationException when
+ *   the job already has an active dispatch (the caller reports 409 ALREADY_DISPATCHED)
+ */
+export async function postToPool(scope: CommandScope, jobId: string, teamId: string | null, postedAt: Date): Promise<DispatchRow> {
+  const job = await loadJobTarget(scope.em, scope.siteId, jobId);
+  if (job.phase !== 'unassigned') throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs go to the pool`, 'job_ids');
+  await assertDispatchableZone(scope.em, job);
+  if (teamId) {
+    const [team] = await scope.em.execute('select id from team where id = ? and site_id = ? and is_active', [teamId, scope.siteId]);
+    if (!team) throw new DomainError(404, 'NOT_FOUND', `Team ${teamId} not found`, 'team_id');
+  }
+  return insertDispatch(scope, { job_id: job.id, team_id: teamId, method: 'opt-in', status: 'pending', posted_at: postedAt, dispatch_at: postedAt });
+}
+
+/** The open offers this driver may claim now: site-wide ones and their teams' ones, oldest first. */
+export async function listPool(em: EntityManager, siteId: string, actor: JobActor, now: Date, limit = 100): Promise<PoolOffer[]> {
+  const rows = await em.execute<DispatchRow[]>(
+    `select d.* from dispatch d
+     where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
+       and (d.team_id is null or exists (select 1 from worker w where w.site_id = d.site_id and w.user_id = ? and w.team_ids @> jsonb_build_array(d.team_id)))
+     order by d.posted_at, d.id limit ?`,
+    [siteId, now, actor.userId, limit],
+  );
+  if (rows.length === 0) return [];
+  const jobs = await em.find(JobSchema, { id: { $in: rows.map((r) => r.job_id!) }, deletedAt: null });
+  const views = new Map((await withStops(em, jobs, actor)).map((j) => [j.id, j]));
+  return rows.flatMap((row) => {
+    const job = views.get(row.job_id!);
+    return job ? [{ dispatch_id: row.id, job, posted_at: new Date(row.posted_at!).toISOString(), team_id: row.team_id }] : [];
+  });
+}
+
+/**
+ * A driver claims a pool offer. The race is decided by one conditional UPDATE (`... where assigned_to_driver_id is
+ * null`): PostgreSQL makes concurrent claimers wait on the row, and once the first commits the others' condition no
+ * longer holds, in any number of processes. The winner's job is dispatched in the same transaction (as the system,
+ * on the driver's behalf); if that fails, the claim rolls back and the offer stays open. A claim is the driver's own
+ * choice, so it counts as accepted.
+ * @throws DomainError 404 (unknown, not yet posted, or another team's offer), 409 ALREADY_CLAIMED
+ */
+export async function claimFromPool(scope: CommandScope, dispatchId: string): Promise<Assigned> {
+  const driverId = scope.actor.userId;
+  if (!driverId) throw new DomainError(403, 'DRIVER_REQUIRED', 'Only a driver can claim a pool job');
+  const now = scope.clock.now();
+  const [offer] = await scope.em.execute<DispatchRow[]>(
+    `select d.* from dispatch d where d.id = ? and d.site_id = ? and d.method = 'opt-in' and d.posted_at <= ?
+       and (d.team_id is null or exists (select 1 from worker w where w.site_id = d.site_id and w.user_id = ? and w.team_ids @> jsonb_build_array(d.team_id)))`,
+    [dispatchId, scope.siteId, now, driverId],
+  );
+  if (!offer) throw new DomainError(404, 'NOT_FOUND', `Pool job ${dispatchId} not found`, 'dispatch_id');
+  const claimed = await updateDispatch(scope, dispatchId, { assigned_to_driver_id: driverId }, "status = 'pending' and is_active and assigned_to_driver_id is null", [], 'claim');
+  if (!claimed) throw alreadyClaimed(dispatchId);
+  const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
+  return assignJob(system, {
+    jobId: offer.job_id!,
+    driverId,
+    teamId: offer.team_id,
+    method: 'opt-in',
+    requireConfirmation: false,
+    dispatchId,
+    acceptedByDriver: true,
+  });
+}
+
+export function alreadyClaimed(dispatchId: string): DomainError {
+  return new DomainError(409, 'ALREADY_CLAIMED', `Pool job ${dispatchId} was already claimed by another driver`, 'dispatch_id');
+}
+
+/**
+ * The assigned driver accepts a dispatch that required confirmation: acceptance is recorded on the dispatch
+ * (driver_accepted, driver_accepted_at: spec rule 2), the record moves to `processing`, and the job takes the
+ * workflow's `accept` event as the driver (audit + `job:state_change`), all in one transaction.
+ * @throws DomainError 404 (unknown, or another driver's), 409 NOT_AWAITING_CONFIRMATION / INVALID_TRANSITION
+ */
+export async function acceptDispatch(scope: CommandScope, dispatchId: string): Promise<DispatchRow> {
+  const [row] = await scope.em.execute<DispatchRow[]>('select * from dispatch where id = ? and site_id = ? and assigned_to_driver_id = ?', [
+    dispatchId,
+    scope.siteId,
+    scope.actor.userId,
+  ]);
+  if (!row) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${dispatchId} not found`, 'dispatch_id');
+  const now = scope.clock.now();
+  const accepted = await updateDispatch(
+    scope,
+    dispatchId,
+    { status: 'processing', driver_accepted: true, driver_accepted_at: now },
+    "status = 'pending' and is_active and require_confirmation and not driver_accepted and dispatched_at is not null",
+    [],
+    'accept',
+  );
+  if (!accepted) throw new DomainError(409, 'NOT_AWAITING_CONFIRMATION', `Dispatch ${dispatchId} is not waiting for this driver's confirmation`, 'dispatch_id');
+  const applied = await applyTransition(scope, 'job', row.job_id!, { kind: 'phase', event: 'accept' });
+  await applyCascades(scope, applied, {});
+  return accepted;
+}

@@ -1,0 +1,74 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { MappingProvider } from '../mapping/mapping-provider.ts';
+import type { EarningInputs } from './compute-earning.ts';
+
+type StopRow = { id: string; lat: number; lng: number };
+type StateChangeRow = { entity_id: string; phase: string; created_at: Date };
+
+/**
+ * Measures a completed job for its driver's pay, from what the engine recorded:
+ * - price: the service type's base price plus the prices of the job's options;
+ * - distance: the route through its stops in order, from the site's mapping provider;
+ * - duration: from the job's first move into progress (else its dispatch) to its completion;
+ * - wait: at each completed stop, from the move into the state it was completed from (arrived, loading, ...) to
+ *   the completion, when that state was an in-progress one: the time the driver spent there.
+ * Moves come from the audit log, which holds every transition with its time in the same transaction.
+ */
+export async function jobEarningInputs(em: EntityManager, mapping: MappingProvider, jobId: string): Promise<EarningInputs & { completedAt: Date }> {
+  const [job] = await em.execute<{ completed_at: Date | null; service_type_id: string | null; option_ids: string[]; mode: string | null }[]>(
+    `select j.completed_at, j.service_type_id, j.option_ids, v.type as mode
+       from job j left join route r on r.id = j.route_id left join vehicle v on v.id = r.vehicle_id
+      where j.id = ?`,
+    [jobId],
+  );
+  if (!job) throw new Error(`job ${jobId} not found for its earning`);
+  const completedAt = job.completed_at ? new Date(job.completed_at) : new Date();
+  const stops = await em.execute<StopRow[]>(
+    'select s.id, a.lat, a.lng from stop s join address a on a.id = s.address_id where s.job_id = ? order by s.sort_order, s.id',
+    [jobId],
+  );
+  const moves = await em.execute<StateChangeRow[]>(
+    `select entity_id, new_data->>'phase' as phase, created_at from audit_record
+      where action = 'state_change' and (entity_id = ? or entity_id in (select id from stop where job_id = ?))
+      order by created_at, id`,
+    [jobId, jobId],
+  );
+  return {
+    completedAt,
+    priceCents: await jobPriceCents(em, job.service_type_id, job.option_ids),
+    distanceMeters: await routeDistance(mapping, stops, job.mode),
+    durationSeconds: jobDuration(moves.filter((m) => m.entity_id === jobId)),
+    stopCount: stops.length,
+    waitSeconds: stops.reduce((sum, stop) => sum + timeAtStop(moves.filter((m) => m.entity_id === stop.id)), 0),
+  };
+}
+
+async function jobPriceCents(em: EntityManager, serviceTypeId: string | null, optionIds: string[]): Promise<number> {
+  const [row] = await em.execute<{ base: string | null; extras: string | null }[]>(
+    `select (select base_price_cents from service_type where id = ?) as base,
+            (select sum(price_cents) from job_option where id = any(?::text[])) as extras`,
+    [serviceTypeId, `{${optionIds.map((id) => `"${id}"`).join(',')}}`],
+  );
+  return Number(row?.base ?? 0) + Number(row?.extras ?? 0);
+}
+
+async function routeDistance(mapping: MappingProvider, stops: StopRow[], vehicleType: string | null): Promise<number> {
+  if (stops.length < 2) return 0;
+  const mode = vehicleType === 'bike' || vehicleType === 'cargo_bike' ? 'bike' : vehicleType === 'on_foot' ? 'on_foot' : 'car';
+  const route = await mapping.route({ waypoints: stops.map((s) => ({ lat: s.lat, lng: s.lng })), mode });
+  return route.distance_meters;
+}
+
+/** Both ends from the audit log, so they come from one clock. */
+function jobDuration(jobMoves: StateChangeRow[]): number {
+  const started = jobMoves.find((m) => m.phase === 'in_progress') ?? jobMoves.find((m) => m.phase === 'assigned');
+  const completed = jobMoves.find((m) => m.phase === 'completed');
+  if (!started || !completed) return 0;
+  return Math.max(0, Math.round((new Date(completed.created_at).getTime() - new Date(started.created_at).getTime()) / 1000));
+}
+
+function timeAtStop(stopMoves: StateChangeRow[]): number {
+  const done = stopMoves.findIndex((m) => m.phase === 'completed');
+  if (done < 1 || stopMoves[done - 1]!.phase !== 'in_progress') return 0;
+  return Math.max(0, Math.round((new Date(stopMoves[done]!.created_at).getTime() - new Date(stopMoves[done - 1]!.created_at).getTime()) / 1000));
+}

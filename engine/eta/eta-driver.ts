@@ -1,0 +1,34 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { transportModeFor, type LatLng, type TransportMode } from '../mapping/mapping-provider.ts';
+
+/** The driver an assigned job's ETAs are measured from. */
+export type EtaDriver = { userId: string; name: string; position: LatLng | null; mode: TransportMode };
+
+type Row = {
+  id: string; email: string; first_name: string | null; last_name: string | null; display_name: string | null;
+  last_lat: number | null; last_lng: number | null; vehicle_type: string | null;
+};
+
+/**
+ * A driver's last known position (the driver actor's `driver_state`) and transport mode (their default vehicle's
+ * type, a car without one). Unlike dispatch's candidates, an assigned driver needs no worker record: a job can name
+ * its driver directly. Null when the user does not exist.
+ */
+export async function loadEtaDriver(em: EntityManager, siteId: string, userId: string): Promise<EtaDriver | null> {
+  const [row] = await em.execute<Row[]>(
+    `select u.id, u.email, u.first_name, u.last_name, u.display_name, ds.last_lat, ds.last_lng, v.type as vehicle_type
+     from app_user u
+     left join driver_state ds on ds.site_id = ? and ds.user_id = u.id
+     left join worker w on w.site_id = ? and w.user_id = u.id
+     left join vehicle v on v.site_id = ? and v.id = w.default_vehicle_id and v.is_active
+     where u.id = ?`,
+    [siteId, siteId, siteId, userId],
+  );
+  if (!row) return null;
+  return {
+    userId: row.id,
+    name: row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email),
+    position: row.last_lat === null || row.last_lng === null ? null : { lat: Number(row.last_lat), lng: Number(row.last_lng) },
+    mode: transportModeFor(row.vehicle_type ?? 'car'),
+  };
+}

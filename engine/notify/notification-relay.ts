@@ -1,0 +1,81 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { createCoalescedTask } from '../queue/coalesced-task.ts';
+import type { DurableQueue } from '../queue/durable-queue.ts';
+
+/** The durable queue real-provider notifications are delivered from. */
+export const NOTIFICATIONS_QUEUE = 'notifications';
+
+/** Runs of a delivery job: with the 2 s exponential backoff, about 4 minutes of retries. */
+export const NOTIFICATION_ATTEMPTS = 8;
+export const NOTIFICATION_BACKOFF_MS = 2000;
+
+const BATCH_SIZE = 100;
+
+export type NotificationRelay = { start(): void; stop(): Promise<void>; relayOnce(): Promise<number>; kick(): void };
+
+/**
+ * Moves committed pending notifications to {@link NOTIFICATIONS_QUEUE} (job id = the notification id) and stamps
+ * `queued_at`, in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP LOCKED`). Like the outbox
+ * relay: only committed messages are queued, and a crash between enqueueing and the commit re-queues the rows,
+ * which the job id makes a no-op.
+ */
+export function createNotificationRelay(options: { orm: MikroORM; queue: DurableQueue; logger: Logger; pollIntervalMs?: number }): NotificationRelay {
+  const { orm, queue, logger } = options;
+  let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
+
+  const relayBatch = (): Promise<number> =>
+    inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
+      const rows = await tx.execute<{ id: string; site_id: string }[]>(
+        `select id, site_id from notification_message where status = 'pending' and queued_at is null
+         order by created_at limit ? for update skip locked`,
+        [BATCH_SIZE],
+      );
+      for (const row of rows) {
+        await queue.add(
+          NOTIFICATIONS_QUEUE,
+          'send',
+          { notification_id: row.id, site_id: row.site_id },
+          { jobId: row.id, transaction: tx, attempts: NOTIFICATION_ATTEMPTS, backoffMs: NOTIFICATION_BACKOFF_MS },
+        );
+      }
+      if (rows.length > 0) await tx.execute('update notification_message set queued_at = now() where id in (?)', [rows.map((r) => r.id)]);
+      return rows.length;
+    });
+
+  /** Relays every pending message, batch by batch; returns how many it moved. */
+  const relayOnce = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const moved = await relayBatch();
+      total += moved;
+      if (moved < BATCH_SIZE || stopped) return total;
+    }
+  };
+
+  const pass = createCoalescedTask(
+    async () => {
+      await relayOnce();
+    },
+    (error) => logger.error({ err: error }, 'notification relay pass failed; the messages stay pending for the next pass'),
+  );
+
+  return {
+    start() {
+      if (stopped || timer) return;
+      timer = setInterval(() => pass.trigger(), options.pollIntervalMs ?? 500);
+      timer.unref();
+      pass.trigger();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      timer = null;
+      await pass.stop();
+    },
+    relayOnce,
+    kick: () => pass.trigger(),
+  };
+}

@@ -1,0 +1,66 @@
+import type { Applied, CommandScope, EntityKind, TransitionRequest } from '../commands/apply-transition.ts';
+import type { JobRecord } from '../jobs/job-view.ts';
+import { removeJobFromRoute } from './route-membership.ts';
+import { findRoute, writeRouteChange } from './route-records.ts';
+import { TERMINAL_PHASES, type RouteRecord } from './route-view.ts';
+
+/** A rule's move with its own cascades, or null when the site's workflow does not allow it (the rule then does not apply). */
+export type CascadeMove = (scope: CommandScope, kind: EntityKind, id: string, request: TransitionRequest) => Promise<Applied | null>;
+
+/**
+ * A job's move, seen from its route (DESIGN §2): a returned job has left its route in the transition's own write,
+ * so its stops leave the route's order; a job that became terminal, or left, may have been the route's last open
+ * job, and then the route completes (or is cancelled when none of its jobs was completed).
+ */
+export async function afterJobMove(scope: CommandScope, applied: Applied, move: CascadeMove): Promise<void> {
+  const job = applied.entity as JobRecord;
+  let routeId = job.routeId;
+  if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
+    const left = await scope.em.execute<{ route_id: string }[]>('delete from route_stop where job_id = ? and site_id = ? returning route_id', [job.id, scope.siteId]);
+    const route = left[0] ? await findRoute(scope, left[0].route_id) : null;
+    if (!route) return;
+    await writeRouteChange(scope, route, {}, 'remove_job', { after: { removed_job_id: job.id } });
+    routeId = route.id;
+  } else if (!(TERMINAL_PHASES.has(applied.to.phase) && !TERMINAL_PHASES.has(applied.from.phase))) {
+    return;
+  }
+  if (routeId) await completeWhenJobsDone(scope, routeId, move);
+}
+
+/**
+ * A route's move, seen from its jobs and driver: started, it becomes its driver's active route; finished, it stops
+ * being that; cancelled, its open jobs are released (returned to unassigned when the job workflow allows it, and
+ * off the route either way).
+ */
+export async function afterRouteMove(scope: CommandScope, applied: Applied, move: CascadeMove): Promise<void> {
+  const route = applied.entity as RouteRecord;
+  if (route.driverUserId && applied.to.phase === 'in_progress') {
+    await scope.em.execute('update driver_state set active_route_id = ? where site_id = ? and user_id = ?', [route.id, scope.siteId, route.driverUserId]);
+  }
+  if (route.driverUserId && TERMINAL_PHASES.has(applied.to.phase)) {
+    await scope.em.execute('update driver_state set active_route_id = null where site_id = ? and user_id = ? and active_route_id = ?', [
+      scope.siteId,
+      route.driverUserId,
+      route.id,
+    ]);
+  }
+  if (applied.to.phase !== 'cancelled' || applied.from.phase === 'cancelled') return;
+  const open = await scope.em.execute<{ id: string; phase: string }[]>(
+    `select id, phase from job where route_id = ? and site_id = ? and deleted_at is null and phase not in ('completed', 'cancelled') order by created_at, id`,
+    [route.id, scope.siteId],
+  );
+  for (const job of open) {
+    if (job.phase !== 'unassigned') await move(scope, 'job', job.id, { kind: 'phase', event: 'return' });
+    await removeJobFromRoute(scope, job.id);
+  }
+}
+
+async function completeWhenJobsDone(scope: CommandScope, routeId: string, move: CascadeMove): Promise<void> {
+  const route = await findRoute(scope, routeId);
+  if (!route || TERMINAL_PHASES.has(route.phase)) return;
+  const jobs = await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId]);
+  if (jobs.length === 0 || !jobs.every((j) => TERMINAL_PHASES.has(j.phase))) return;
+  const anyDone = jobs.some((j) => j.phase === 'completed');
+  if (anyDone && route.phase !== 'in_progress') await move(scope, 'route', routeId, { kind: 'phase', event: 'start' });
+  await move(scope, 'route', routeId, { kind: 'phase', event: anyDone ? 'complete' : 'cancel' });
+}

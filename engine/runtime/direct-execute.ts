@@ -1,0 +1,34 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { StatementPrefix } from './statement-prefix.ts';
+
+type Method = 'all' | 'get' | 'run';
+type Internals = {
+  getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string };
+  getDriver(): { convertException(error: Error): Error };
+  getConnection(): { transformRawResult(result: unknown, method: Method): unknown };
+};
+
+/**
+ * Makes `em.execute(sql, params, method)` (the raw SQL the command path writes with) go straight to the
+ * transaction's connection: the same text MikroORM would send (values inlined by the platform), the same result
+ * shapes and the same exception classes (a unique violation is still a UniqueConstraintViolationException), without
+ * the ORM's and knex's per-statement machinery, and with the unit's queued savepoint in the same round trip. Other
+ * calls (a knex builder instead of a string) and the ORM's own queries take the usual path.
+ */
+export function executeDirectly(em: EntityManager, prefix: StatementPrefix): void {
+  const internals = em as unknown as Internals;
+  const platform = internals.getPlatform();
+  const connection = internals.getConnection();
+  const driver = internals.getDriver();
+  const usual = em.execute.bind(em);
+  const direct = async (query: unknown, params: readonly unknown[] = [], method: Method = 'all', ...rest: unknown[]): Promise<unknown> => {
+    if (typeof query !== 'string' || rest.length > 0) return (usual as (...args: unknown[]) => Promise<unknown>)(query, params, method, ...rest);
+    try {
+      const result = await prefix.run(platform.formatQuery(query, params));
+      return connection.transformRawResult(result, method);
+    } catch (error) {
+      throw driver.convertException(error as Error);
+    }
+  };
+  (em as unknown as { execute: typeof direct }).execute = direct;
+}

@@ -1,0 +1,128 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { newId } from '../../persistence/ids.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import type { DeliveryJobData } from './delivery-job.ts';
+
+/**
+ * The SQL of the delivery hot path: one statement per batch of concurrent deliveries of a site (see site-batcher.ts),
+ * each batch in one tenant transaction, with no ORM unit of work. Failures that retry or deactivate are rarer and
+ * go through deliver.ts's ORM path, which must write the retry and the deactivation with their attempt.
+ */
+
+/** What one delivery asks before its POST. `since` is the job's `queued_at`, null for a ping (sent even when inactive). */
+export type TargetRequest = { subscriptionId: string; eventId: string; since: string | null; rerun: boolean };
+
+/**
+ * - `gone`: the subscription was deleted (its delivery rows went with it): nothing to send or record.
+ * - `settled`: a rerun whose event already succeeded or was given up for this subscription.
+ * - `dropped`: inactive, or switched off after the event was queued (so a reactivation never replays it).
+ */
+export type DeliveryTarget =
+  | { kind: 'gone' }
+  | { kind: 'settled' }
+  | { kind: 'dropped'; error: string }
+  | { kind: 'send'; url: string; secretCiphertext: string | null };
+
+type TargetRow = {
+  found: boolean;
+  url: string | null;
+  secret_ciphertext: string | null;
+  is_active: boolean | null;
+  deactivation_reason: string | null;
+  switched_off: boolean | null;
+  settled: boolean | null;
+};
+
+/**
+ * Reads the subscriptions of a batch of deliveries of one site. A switch-off after `since` is found in the audit log,
+ * which records every one (delivery's deactivations and the API's `is_active: false`) even when the subscription was
+ * reactivated since (reactivation clears `deactivated_at`); the log is read only for rows updated after `since`,
+ * which a delivery seldom meets.
+ */
+export async function readTargets(orm: MikroORM, siteId: string, requests: TargetRequest[]): Promise<DeliveryTarget[]> {
+  const items = requests.map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, since: r.since, rerun: r.rerun }));
+  const rows = await inTenantScope(orm, { siteId }, (em) =>
+    em.execute<TargetRow[]>(
+      `select s.id is not null as found, s.url, s.secret_ciphertext, s.is_active, s.deactivation_reason,
+         (q.since is not null and s.updated_at > q.since and exists (
+           select 1 from audit_record a
+           where a.site_id = s.site_id and a.entity_type = 'Webhook' and a.entity_id = s.id and a.created_at > q.since
+             and a.new_data->>'is_active' = 'false')) as switched_off,
+         (q.rerun and exists (
+           select 1 from webhook_delivery d
+           where d.subscription_id = q.subscription_id and d.event_id = q.event_id and d.status in ('succeeded', 'abandoned'))) as settled
+       from (select r.ord, r.item->>'subscription_id' as subscription_id, r.item->>'event_id' as event_id,
+               (r.item->>'since')::timestamptz as since, (r.item->>'rerun')::boolean as rerun
+             from jsonb_array_elements(?::jsonb) with ordinality as r(item, ord)) q
+       left join webhook_subscription s on s.id = q.subscription_id
+       order by q.ord`,
+      [JSON.stringify(items)],
+    ),
+  );
+  return rows.map((row, i) => toTarget(row, requests[i]!));
+}
+
+function toTarget(row: TargetRow, request: TargetRequest): DeliveryTarget {
+  if (!row.found) return { kind: 'gone' };
+  if (row.settled) return { kind: 'settled' };
+  if (request.since !== null && (!row.is_active || row.switched_off)) {
+    const error = row.is_active
+      ? 'dropped: the subscription was deactivated after this event was queued'
+      : `dropped: the subscription is deactivated (${row.deactivation_reason ?? 'inactive'})`;
+    return { kind: 'dropped', error };
+  }
+  return { kind: 'send', url: row.url!, secretCiphertext: row.secret_ciphertext };
+}
+
+/** One row of `webhook_delivery` (the attempt log), as `GET /webhook/deliveries` shows it. */
+export type AttemptRecord = {
+  id: string;
+  siteId: string;
+  subscriptionId: string;
+  eventId: string;
+  event: string;
+  attempt: number;
+  status: 'succeeded' | 'failed' | 'abandoned';
+  responseStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  createdAt: Date;
+};
+
+export type AttemptOutcome = Pick<AttemptRecord, 'status' | 'responseStatus' | 'durationMs' | 'error'>;
+
+export function attemptRecord(delivery: DeliveryJobData, outcome: AttemptOutcome): AttemptRecord {
+  return {
+    id: newId('webhookDelivery'),
+    siteId: delivery.site_id,
+    subscriptionId: delivery.subscription_id,
+    eventId: delivery.event_id,
+    event: delivery.event,
+    attempt: delivery.attempt,
+    ...outcome,
+    createdAt: new Date(),
+  };
+}
+
+/**
+ * Writes a batch of final attempts of one site in one statement. A subscription deleted meanwhile takes its log with
+ * it, so its rows are skipped rather than failing the batch on the foreign key.
+ */
+export async function insertAttempts(orm: MikroORM, siteId: string, records: AttemptRecord[]): Promise<void[]> {
+  const rows = records.map((r) => ({
+    id: r.id, site_id: r.siteId, subscription_id: r.subscriptionId, event_id: r.eventId, event: r.event, attempt: r.attempt,
+    status: r.status, response_status: r.responseStatus, duration_ms: r.durationMs, error: r.error, created_at: r.createdAt.toISOString(),
+  }));
+  await inTenantScope(orm, { siteId }, (em) =>
+    em.execute(
+      `insert into webhook_delivery (id, site_id, subscription_id, event_id, event, attempt, status, response_status, duration_ms, error, created_at)
+       select r.id, r.site_id, r.subscription_id, r.event_id, r.event, r.attempt, r.status, r.response_status, r.duration_ms, r.error, r.created_at
+       from jsonb_to_recordset(?::jsonb) as r(id text, site_id text, subscription_id text, event_id text, event text, attempt integer,
+         status text, response_status integer, duration_ms integer, error text, created_at timestamptz)
+       where exists (select 1 from webhook_subscription s where s.id = r.subscription_id)`,
+      [JSON.stringify(rows)],
+      'run',
+    ),
+  );
+  return records.map(() => undefined);
+}

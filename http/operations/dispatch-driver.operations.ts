@@ -1,0 +1,92 @@
+import { Type } from 'typebox';
+import { toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
+import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
+import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
+import { DomainError } from '../../engine/domain-error.ts';
+import { defineOperation } from '../operation.ts';
+import { DataResponse } from '../schemas/common.schema.ts';
+import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
+import { requireSite } from '../tenancy.ts';
+import { commandContext } from './command-context.ts';
+
+/** The opt-in pool (post, list, claim) and a driver's acceptance of a dispatch. */
+export const dispatchDriverOperations = [
+  defineOperation({
+    id: 'dispatch.pool.post',
+    method: 'POST',
+    path: '/dispatch/pool',
+    summary: "Offer unassigned jobs in the pool: to a team's drivers, or site-wide without team_id",
+    description: 'Per-job failures (not unassigned, banned zone, already offered) are listed in failed; the others are posted.',
+    tag: 'Dispatch',
+    access: 'dispatch.manage',
+    host: 'site',
+    body: PoolPostBody,
+    response: DataResponse(PoolPostResult),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const now = ctx.services.clock.now();
+      const postedAt = ctx.body.start_at && new Date(ctx.body.start_at) > now ? new Date(ctx.body.start_at) : now;
+      const succeeded = [];
+      const failed = [];
+      for (const jobId of new Set(ctx.body.job_ids)) {
+        try {
+          const row = await ctx.services.engine.command(command, `job:${jobId}`, (scope) => postToPool(scope, jobId, ctx.body.team_id ?? null, postedAt));
+          succeeded.push(toDispatchData(row));
+        } catch (thrown) {
+          const error = toDispatchConflict(thrown, jobId);
+          if (!(error instanceof DomainError)) throw error;
+          failed.push({ id: jobId, error: error.message, code: error.code });
+        }
+      }
+      return { data: { succeeded, failed } };
+    },
+  }),
+  defineOperation({
+    id: 'dispatch.pool.list',
+    method: 'GET',
+    path: '/dispatch/pool',
+    summary: 'The pool jobs the calling driver may claim now (their teams\' offers and site-wide ones), oldest first',
+    tag: 'Dispatch',
+    access: 'driver.self',
+    host: 'site',
+    response: Type.Object({ data: Type.Array(PoolJobResponse) }, { additionalProperties: false }),
+    handler: async (ctx) => {
+      const { actor } = commandContext(ctx);
+      return { data: await ctx.transaction((em) => listPool(em, requireSite(ctx.site).id, actor, ctx.services.clock.now())) };
+    },
+  }),
+  defineOperation({
+    id: 'dispatch.claim',
+    method: 'POST',
+    path: '/dispatch/claim',
+    summary: 'Claim a pool job: exactly one driver wins, the others get 409 ALREADY_CLAIMED',
+    description: "The job is dispatched to the caller at once (their default vehicle, their open route of the day); a claim counts as accepted.",
+    tag: 'Dispatch',
+    access: 'driver.self',
+    host: 'site',
+    body: DispatchIdBody,
+    response: DataResponse(AssignResult),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const id = ctx.body.dispatch_id;
+      return { data: await ctx.services.engine.command(command, `dispatch:${id}`, async (scope) => outcome(scope, await claimFromPool(scope, id))) };
+    },
+  }),
+  defineOperation({
+    id: 'dispatch.accept',
+    method: 'POST',
+    path: '/dispatch/accept',
+    summary: 'The assigned driver accepts a dispatch that required confirmation',
+    description: 'Records driver_accepted and driver_accepted_at, moves the dispatch to processing and the job to its accepted state.',
+    tag: 'Dispatch',
+    access: 'driver.self',
+    host: 'site',
+    body: DispatchIdBody,
+    response: DataResponse(DispatchResponse),
+    handler: async (ctx) => {
+      const command = commandContext(ctx);
+      const id = ctx.body.dispatch_id;
+      return { data: toDispatchData(await ctx.services.engine.command(command, `dispatch:${id}`, (scope) => acceptDispatch(scope, id))) };
+    },
+  }),
+];

@@ -1,0 +1,113 @@
+import { notifyPoolPost, takeJob, withinReach } from './driver-behaviour.ts';
+import { keyedDraw } from './random.ts';
+import type { RunContext } from './run-context.ts';
+import { scheduleDispatch, SLOW_RETRY_FACTOR } from './dispatch-queue.ts';
+import { acceptOffer } from './strategies.ts';
+import type { DriverState, JobState } from './world.ts';
+
+/** The office side of the day: jobs are created over REST and dispatched by the strategy under test. */
+
+type JobBody = { id: string; stops: { id: string; type: string }[] };
+
+export async function jobCreated(run: RunContext, job: JobState): Promise<void> {
+  const { plan } = job;
+  const created = await run.api.call<JobBody>('POST', '/api/job', {
+    // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
+    customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,
+    customer_first_name: 'Sim',
+    customer_last_name: plan.name,
+    stops: [
+      { type: 'pickup', street_address: `${plan.name} pickup`, point: plan.pickup },
+      { type: 'dropoff', street_address: `${plan.name} dropoff`, point: plan.dropoff },
+    ],
+  });
+  job.id = created.id;
+  job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
+  job.status = 'waiting';
+  run.byJobId.set(created.id, job);
+  run.waiting.add(job);
+  run.recorder?.event(run.now, 'job_created', { job: plan.name, pickup: plan.pickup, dropoff: plan.dropoff });
+  job.nextDispatch = { at: run.now, token: 0 };
+  await dispatch(run, job);
+}
+
+export async function dispatch(run: RunContext, job: JobState): Promise<void> {
+  job.nextDispatch = null;
+  if (job.status !== 'waiting') return;
+  const { site } = run.plan.scenario;
+  job.attempts += 1;
+  const outcome = await run.strategy.dispatch(run.api, { jobId: job.id!, teamId: run.fleet.teamId, requireConfirmation: site.require_confirmation });
+  run.recorder?.event(run.now, 'dispatch', { job: job.plan.name, attempt: job.attempts, outcome: outcome.kind, ...(outcome.kind === 'none' ? { reason: outcome.reason } : {}) });
+  if (outcome.kind === 'pooled') {
+    job.status = 'pooled';
+    job.dispatchId = outcome.dispatchId;
+    notifyPoolPost(run, job);
+    return;
+  }
+  if (outcome.kind === 'none') {
+    retryLater(run, job, `no driver found (${outcome.reason})`, 'none');
+    return;
+  }
+  const driver = run.byUserId.get(outcome.driverUserId);
+  if (!driver) throw new Error(`the engine chose ${outcome.driverUserId}, who is not in the simulated fleet`);
+  job.dispatchId = outcome.dispatchId;
+  job.assignedAt = run.now;
+  run.assignments.push({ t: run.now, job: job.plan.name, driver: driver.plan.name, via: 'dispatch', accepted: !outcome.pending });
+  if (outcome.pending) {
+    job.status = 'offered';
+    const [min, max] = run.plan.scenario.fleet.acceptance.offer_response_s;
+    const delay = Math.round(min + (max - min) * keyedDraw(run.plan.seed, `${driver.plan.name}:${job.plan.name}:respond:${job.attempts}`));
+    run.schedule(run.now + delay, { type: 'offer', driver, job });
+    return;
+  }
+  if (!withinReach(run, driver, job)) {
+    giveBack(run, driver, job, 'out of reach');
+    return;
+  }
+  takeJob(run, driver, job);
+}
+
+/** The driver answers an offer: yes (accept) or no (give the job back so it is dispatched again). */
+export function answerOffer(run: RunContext, driver: DriverState, job: JobState): void {
+  const rate = run.plan.scenario.fleet.acceptance.offer_accept_rate;
+  const willing = keyedDraw(run.plan.seed, `${driver.plan.name}:${job.plan.name}:accept:${job.attempts}`) < rate;
+  if (!willing || !withinReach(run, driver, job)) {
+    giveBack(run, driver, job, willing ? 'out of reach' : 'declined');
+    return;
+  }
+  const dispatchId = job.dispatchId!;
+  run.act(driver, () => acceptOffer(run.api, driver.member.credential, dispatchId));
+  const last = run.assignments.findLast((a) => a.job === job.plan.name);
+  if (last) last.accepted = true;
+  takeJob(run, driver, job);
+}
+
+function giveBack(run: RunContext, driver: DriverState, job: JobState, why: string): void {
+  const jobId = job.id;
+  run.act(driver, () => run.api.call('POST', '/api/driver/job/return', { job_id: jobId }, driver.member.credential));
+  job.declines += 1;
+  job.driver = null;
+  job.dispatchId = null;
+  run.recorder?.event(run.now, 'returned', { job: job.plan.name, driver: driver.plan.name, why });
+  retryLater(run, job, `returned by drivers (${why})`, 'returned');
+}
+
+/**
+ * A job nobody took waits. Returned by a driver: offered again after `retry_s` (to someone else, or to the same
+ * driver later), until `max_returns`. Nobody eligible: it is offered again as soon as a driver frees a slot
+ * (`wakeWaiting`), with a slow retry in case nothing frees one.
+ */
+function retryLater(run: RunContext, job: JobState, reason: string, kind: 'none' | 'returned'): void {
+  const { site } = run.plan.scenario;
+  job.status = 'waiting';
+  job.lastFailure = reason;
+  run.waiting.add(job);
+  const driverAhead = run.drivers.some((d) => d.online || run.now < d.plan.shiftStart);
+  if ((kind === 'returned' && job.declines >= site.max_returns) || !driverAhead) {
+    job.status = 'abandoned';
+    job.abandonReason = driverAhead ? `${reason}, ${job.declines} times` : `${reason}; no driver is on shift any more`;
+    run.waiting.delete(job);
+    return;
+  }
+  scheduleDispatch(run, job, run.now + (kind === 'returned' ? site.retry_s : site.retry_s * SLOW_RETRY_FACTOR));
+}

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { round6, type LatLng } from './geo.ts';
+import type { Plan, PlannedJob } from './plan.ts';
+import type { Scenario } from './scenario.schema.ts';
+
+/** Where the public instances live (issue 7): `../shared/bench-data/routing/pdptw/` from the repository. */
+export const PDPTW_DIR = process.env.SIM_PDPTW_DIR ?? path.resolve(import.meta.dirname, '../../shared/bench-data/routing/pdptw');
+
+/** Li & Lim coordinates are abstract units; one unit becomes one kilometre around this origin. */
+const ORIGIN: LatLng = { lat: 0.5, lng: 10 };
+/** One time unit is one minute: at 60 km/h a vehicle covers one unit per unit, as the instances assume. */
+const SPEED_KMH = 60;
+
+type Row = { id: number; x: number; y: number; demand: number; ready: number; due: number; service: number; pickup: number; delivery: number };
+
+function toPoint(x: number, y: number): LatLng {
+  return round6({ lat: ORIGIN.lat + y / 111.32, lng: ORIGIN.lng + x / (111.32 * Math.cos((ORIGIN.lat * Math.PI) / 180)) });
+}
+
+/**
+ * Turns a Li & Lim PDPTW instance into a plan: the vehicles start at the depot, each pickup/delivery pair becomes a
+ * job released when its pickup opens (online dispatch cannot know jobs earlier), service and ready times kept, travel
+ * at one unit per minute in straight lines (detour 1), so the distance driven compares with the best-known plan.
+ */
+export function loadLiLim(instance: string, overrides: { drivers?: number } = {}): Plan {
+  const text = readFileSync(path.join(PDPTW_DIR, `${instance}.txt`), 'utf8');
+  const bks = JSON.parse(readFileSync(path.join(PDPTW_DIR, 'BKS.json'), 'utf8')) as Record<string, { best_known_cost: number; solved_with_vehicles: number; vehicles: number }>;
+  const known = bks[instance];
+  if (!known) throw new Error(`no best-known solution for ${instance} in BKS.json`);
+  const lines = text.trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const [vehicles] = lines[0]!;
+  const rows: Row[] = lines.slice(1).map(([id, x, y, demand, ready, due, service, pickup, delivery]) => ({ id: id!, x: x!, y: y!, demand: demand!, ready: ready!, due: due!, service: service!, pickup: pickup!, delivery: delivery! }));
+  const depot = rows[0]!;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const minute = 60;
+  const jobs: PlannedJob[] = rows
+    .filter((r) => r.id !== 0 && r.delivery > 0)
+    .sort((a, b) => a.ready - b.ready || a.id - b.id)
+    .map((pickup, i) => {
+      const delivery = byId.get(pickup.delivery)!;
+      return {
+        name: `j${String(i + 1).padStart(5, '0')}`,
+        createdAt: pickup.ready * minute,
+        pickup: toPoint(pickup.x, pickup.y),
+        dropoff: toPoint(delivery.x, delivery.y),
+        pickupServiceS: pickup.service * minute,
+        dropoffServiceS: delivery.service * minute,
+        pickupReady: pickup.ready * minute,
+        pickupDue: pickup.due * minute,
+        dropoffDue: delivery.due * minute,
+        impossible: null,
+      };
+    });
+  const drivers = overrides.drivers ?? vehicles!;
+  const horizonS = depot.due * minute;
+  const scenario: Scenario = {
+    name: `lilim-${instance}`,
+    description: `Li & Lim PDPTW instance ${instance} (${jobs.length} jobs), online: each job is released when its pickup opens.`,
+    day: { start: '2026-03-06T06:00:00Z', duration_s: horizonS },
+    area: { bbox: [ORIGIN.lng - 1, ORIGIN.lat - 1, ORIGIN.lng + 2, ORIGIN.lat + 2] },
+    fleet: {
+      drivers,
+      shifts: [{ start_s: 0, end_s: horizonS, share: 1 }],
+      start: 'depots',
+      depots: [toPoint(depot.x, depot.y)],
+      vehicle: 'car',
+      speed_profile: [{ from_s: 0, kmh: SPEED_KMH }],
+      detour_factor: 1,
+      acceptance: { offer_accept_rate: 1, offer_response_s: [0, 0], pool_claim_delay_s: [0, 5], pool_radius_m: 200_000, max_pickup_m: 1_000_000 },
+      pay: { per_job_cents: 100, per_km_cents: 10 },
+      return_to_depot: true,
+    },
+    demand: {
+      jobs: jobs.length,
+      arrival_weights: [1],
+      pickup: { kind: 'uniform' },
+      dropoff: { kind: 'uniform' },
+      pickup_window_s: 1,
+      dropoff_window_s: 1,
+      service_s: { pickup: [0, 0], dropoff: [0, 0] },
+    },
+    site: { require_confirmation: false, retry_s: 60, max_returns: 1000 },
+  };
+  const depotPoint = toPoint(depot.x, depot.y);
+  return {
+    scenario,
+    seed: 0,
+    drivers: Array.from({ length: drivers }, (_, i) => ({ name: `d${String(i + 1).padStart(3, '0')}`, start: depotPoint, shiftStart: 0, shiftEnd: horizonS })),
+    jobs,
+    bestKnown: { distanceKm: known.best_known_cost, vehicles: known.solved_with_vehicles, instance },
+  };
+}

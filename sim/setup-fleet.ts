@@ -1,0 +1,68 @@
+import type { Plan } from './plan.ts';
+import { SessionCredential, type SiteApi } from './site-api.ts';
+
+/** A simulated driver's identity on the site: their user id and the API key their "app" uses. */
+export type FleetMember = { name: string; userId: string; email: string; credential: SessionCredential };
+
+export type SiteFleet = {
+  teamId: string;
+  members: FleetMember[];
+  byUserId: Map<string, FleetMember>;
+  /** Stop workflow state ids the drivers move through, by role in the visit. */
+  stopStates: { enRoute: string; arrived: string; completed: string };
+};
+
+/** Simulated drivers share one password: they are test accounts on a site made for the run (or a demo site). */
+const DRIVER_PASSWORD = 'simulated-driver-1';
+
+type WorkflowBody = { states: { id: string; key: string; phase: string }[] };
+
+/** How a driver's app gets its session: REST sign-in with the password (live), or issued in process. */
+export type SignInDriver = (api: SiteApi, driver: { userId: string; email: string; password: string | undefined }) => Promise<SessionCredential>;
+
+const passwordSignIn: SignInDriver = (api, driver) => SessionCredential.signIn(api, driver.email, driver.password!);
+
+/**
+ * Creates the fleet through the REST API as an office would: one team, and per driver a vehicle and a worker (a new
+ * driver user with that vehicle and team), then signs each driver in as their app would. One call at a time, in
+ * driver order, so user ids (sortable ULIDs) follow driver names: tie rules by id break the same way in every run.
+ *
+ * With `signIn` (in process), drivers get no password and their sessions are issued directly, sparing a password
+ * hash per driver per run; without it (live), they get a password and sign in over REST like any app.
+ */
+export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, signIn: SignInDriver | null = null): Promise<SiteFleet> {
+  const workflow = await api.call<WorkflowBody>('GET', '/api/workflow?entity_type=stop');
+  const team = await api.call<{ id: string }>('POST', '/api/team', { name: `sim ${runLabel}`, description: `simulated fleet of ${plan.scenario.name}` });
+  const members: FleetMember[] = [];
+  for (const driver of plan.drivers) {
+    const vehicle = await api.call<{ id: string }>('POST', '/api/vehicle', { name: `${runLabel} ${driver.name}`, type: plan.scenario.fleet.vehicle });
+    const email = `${runLabel}-${driver.name}@sim.example`;
+    const worker = await api.call<{ id: string }>('POST', '/api/worker', {
+      email,
+      ...(signIn ? {} : { password: DRIVER_PASSWORD }),
+      first_name: driver.name,
+      last_name: 'Sim',
+      default_vehicle_id: vehicle.id,
+      team_ids: [team.id],
+      ...maxLoad(plan),
+    });
+    members.push({ name: driver.name, userId: worker.id, email, credential: await (signIn ?? passwordSignIn)(api, { userId: worker.id, email, password: signIn ? undefined : DRIVER_PASSWORD }) });
+  }
+  return { teamId: team.id, members, byUserId: new Map(members.map((m) => [m.userId, m])), stopStates: stopStatesOf(workflow) };
+}
+
+function maxLoad(plan: Plan): { max_load?: number } {
+  const load = plan.scenario.fleet.max_load;
+  return load === undefined ? {} : { max_load: load };
+}
+
+/** Finds the visit's states by key in the default workflow, else by phase (a site may rename them). */
+function stopStatesOf(workflow: WorkflowBody): SiteFleet['stopStates'] {
+  const byKey = (key: string) => workflow.states.find((s) => s.key === key);
+  const inProgress = workflow.states.filter((s) => s.phase === 'in_progress');
+  const enRoute = byKey('en_route') ?? inProgress[0];
+  const arrived = byKey('arrived') ?? inProgress.at(-1);
+  const completed = byKey('completed') ?? workflow.states.find((s) => s.phase === 'completed');
+  if (!enRoute || !arrived || !completed) throw new Error('the site stop workflow has no in-progress or completed state for drivers to move through');
+  return { enRoute: enRoute.id, arrived: arrived.id, completed: completed.id };
+}
