@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createCoalescedTask } from '../queue/coalesced-task.ts';
+import { createBatchRelay, type BatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue } from '../queue/durable-queue.ts';
 
 /** The durable queue real-provider notifications are delivered from. */
@@ -13,7 +13,7 @@ export const NOTIFICATION_BACKOFF_MS = 2000;
 
 const BATCH_SIZE = 100;
 
-export type NotificationRelay = { start(): void; stop(): Promise<void>; relayOnce(): Promise<number>; kick(): void };
+export type NotificationRelay = BatchRelay;
 
 /**
  * Moves committed pending notifications to {@link NOTIFICATIONS_QUEUE} (job id = the notification id) and stamps
@@ -23,8 +23,6 @@ export type NotificationRelay = { start(): void; stop(): Promise<void>; relayOnc
  */
 export function createNotificationRelay(options: { orm: MikroORM; queue: DurableQueue; logger: Logger; pollIntervalMs?: number }): NotificationRelay {
   const { orm, queue, logger } = options;
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
 
   const relayBatch = (): Promise<number> =>
     inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
@@ -33,49 +31,23 @@ export function createNotificationRelay(options: { orm: MikroORM; queue: Durable
          order by created_at limit ? for update skip locked`,
         [BATCH_SIZE],
       );
-      for (const row of rows) {
-        await queue.add(
-          NOTIFICATIONS_QUEUE,
-          'send',
-          { notification_id: row.id, site_id: row.site_id },
-          { jobId: row.id, transaction: tx, attempts: NOTIFICATION_ATTEMPTS, backoffMs: NOTIFICATION_BACKOFF_MS },
-        );
-      }
+      await queue.addMany(
+        NOTIFICATIONS_QUEUE,
+        rows.map((row) => ({
+          name: 'send',
+          data: { notification_id: row.id, site_id: row.site_id },
+          options: { jobId: row.id, attempts: NOTIFICATION_ATTEMPTS, backoffMs: NOTIFICATION_BACKOFF_MS },
+        })),
+        tx,
+      );
       if (rows.length > 0) await tx.execute('update notification_message set queued_at = now() where id in (?)', [rows.map((r) => r.id)]);
       return rows.length;
     });
 
-  /** Relays every pending message, batch by batch; returns how many it moved. */
-  const relayOnce = async (): Promise<number> => {
-    let total = 0;
-    for (;;) {
-      const moved = await relayBatch();
-      total += moved;
-      if (moved < BATCH_SIZE || stopped) return total;
-    }
-  };
-
-  const pass = createCoalescedTask(
-    async () => {
-      await relayOnce();
-    },
-    (error) => logger.error({ err: error }, 'notification relay pass failed; the messages stay pending for the next pass'),
-  );
-
-  return {
-    start() {
-      if (stopped || timer) return;
-      timer = setInterval(() => pass.trigger(), options.pollIntervalMs ?? 500);
-      timer.unref();
-      pass.trigger();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      timer = null;
-      await pass.stop();
-    },
-    relayOnce,
-    kick: () => pass.trigger(),
-  };
+  return createBatchRelay({
+    moveBatch: relayBatch,
+    batchSize: BATCH_SIZE,
+    pollIntervalMs: options.pollIntervalMs ?? 500,
+    onError: (error) => logger.error({ err: error }, 'notification relay pass failed; the messages stay pending for the next pass'),
+  });
 }

@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.ts';
-import { createCoalescedTask } from '../queue/coalesced-task.ts';
+import { createBatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { EVENT_QUEUES } from './event-queues.ts';
@@ -80,8 +80,6 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { orm, queue, logger } = options;
   const clock = options.clock ?? systemClock;
   const batchSize = options.batchSize ?? 200;
-  let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
   const listeners: RelayedListener[] = [];
 
   const relayBatch = async (): Promise<number> => {
@@ -124,38 +122,18 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       return rows;
     });
 
-  const relayOnce = async (): Promise<number> => {
-    let total = 0;
-    for (;;) {
-      const moved = await relayBatch();
-      total += moved;
-      if (moved < batchSize || stopped) return total;
-    }
-  };
-
-  const pass = createCoalescedTask(
-    async () => {
-      const moved = await relayOnce();
+  const relay = createBatchRelay({
+    moveBatch: relayBatch,
+    batchSize,
+    pollIntervalMs: options.pollIntervalMs ?? 1000,
+    onError: (error) => logger.error({ err: error }, 'outbox relay pass failed; the rows stay pending for the next pass'),
+    onMoved: (moved) => {
       if (moved > 0) logger.debug({ moved }, 'outbox rows relayed');
     },
-    (error) => logger.error({ err: error }, 'outbox relay pass failed; the rows stay pending for the next pass'),
-  );
+  });
 
   return {
-    start() {
-      if (stopped || timer) return;
-      timer = setInterval(() => pass.trigger(), options.pollIntervalMs ?? 1000);
-      timer.unref();
-      pass.trigger();
-    },
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      timer = null;
-      await pass.stop();
-    },
-    relayOnce,
-    kick: () => pass.trigger(),
+    ...relay,
     onRelayed: (listener) => listeners.push(listener),
   };
 }

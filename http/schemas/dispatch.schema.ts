@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { DISPATCH_METHODS, DISPATCH_STATUSES, EXCLUSION_REASONS, SELECTION_STRATEGIES, SITE_STRATEGIES } from '../../engine/dispatch/dispatch-types.ts';
 import { Id, Nullable, Timestamp } from './common.schema.ts';
 import { JobResponse } from './job.schema.ts';
+import { RouteResponse } from './route.schema.ts';
 import { OperationalStatusSchema, WorkerResponse } from './worker.schema.ts';
 
 const L = <T extends string>(value: T) => Type.Literal(value);
@@ -73,29 +74,8 @@ export const DispatchResponse = Type.Object(
   { additionalProperties: false },
 );
 
-/** A route's own fields (its stops and plan are on GET /route). */
-export const RouteSummary = Type.Object(
-  {
-    id: Id,
-    site_id: Id,
-    name: Type.String(),
-    driver_user_id: Nullable(Type.String()),
-    vehicle_id: Nullable(Type.String()),
-    team_id: Nullable(Type.String()),
-    service_date: Type.String(),
-    workflow_state_id: Type.String(),
-    state: Nullable(Type.Object({ id: Type.String(), key: Type.String(), name: Type.String(), phase: Type.String() }, { additionalProperties: false })),
-    phase: Type.String(),
-    cancellation_notes: Nullable(Type.String()),
-    created_by_user_id: Nullable(Type.String()),
-    started_at: Nullable(Timestamp),
-    completed_at: Nullable(Timestamp),
-    version: Type.Integer(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { additionalProperties: false },
-);
+/** A route's own fields: GET /route's answer without its stops and plan. */
+export const RouteSummary = Type.Omit(RouteResponse, ['job_ids', 'stops', 'planned_distance_meters', 'planned_duration_seconds']);
 
 export const AssignBody = Type.Object(
   {
