@@ -72,7 +72,10 @@ describe('a crash (kill -9) and a restart', () => {
     const failures: string[] = [];
     await inParallel(200, async (i) => {
       const created = await client.post<{ data: { id: string } }>('/api/job', jobRequest({ customer_email: `c${i % 7}@shop.example` }));
-      if (created.status !== 201) failures.push(created.text);
+      if (created.status !== 201) {
+        failures.push(`create ${i}: ${created.status} ${created.text}`);
+        return;
+      }
       ids[i] = created.body.data.id;
       for (const key of paths[i % paths.length]!) {
         const moved = await client.post('/api/job/state', { job_id: ids[i], workflow_state_id: states[key] });
