@@ -31,7 +31,7 @@ export async function scheduleRouteDispatch(
   input: { routeId: string; method: DispatchMethod; teamId: string | null; dispatchAt: Date; plan: DispatchPlan },
 ): Promise<DispatchRow> {
   await loadRoute(scope, input.routeId);
-  const row = await pending(scope, { jobId: null, ...input });
+  const row = await pendingDispatch(scope, { jobId: null, ...input });
   const data: RouteDue = { site_id: scope.siteId, dispatch_id: row.id, route_id: input.routeId };
   await enqueue(deps, scope, ROUTE_DUE, row.id, data, input.dispatchAt);
   return row;
@@ -56,7 +56,7 @@ export async function scheduleBulkDistribute(
       if (job.phase !== 'unassigned') throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched`, 'job_id');
       await assertDispatchableZone(scope.em, job);
       await assertNotHeld(scope, jobId);
-      dispatches.push(await pending(scope, { jobId, routeId: null, method: 'team', teamId: input.teamId, dispatchAt: input.dispatchAt, plan }));
+      dispatches.push(await pendingDispatch(scope, { jobId, routeId: null, method: 'team', teamId: input.teamId, dispatchAt: input.dispatchAt, plan }));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       failed.push({ job_id: jobId, error: error.message, code: error.code });
@@ -71,7 +71,8 @@ export async function scheduleBulkDistribute(
   return { dispatches, failed };
 }
 
-function pending(scope: CommandScope, input: { jobId: string | null; routeId: string | null; method: DispatchMethod; teamId: string | null; dispatchAt: Date; plan: DispatchPlan }) {
+/** The pending dispatch record of a scheduled dispatch (a job's, or a route's with no job), carrying its plan. */
+export function pendingDispatch(scope: CommandScope, input: { jobId: string | null; routeId: string | null; method: DispatchMethod; teamId: string | null; dispatchAt: Date; plan: DispatchPlan }) {
   return insertDispatch(scope, {
     job_id: input.jobId,
     route_id: input.routeId,

@@ -4,10 +4,10 @@ import type { CommandContext } from '../engine.ts';
 import type { JobHandler, JsonValue } from '../queue/durable-queue.ts';
 import { assignJob } from './assign-job.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
-import { insertDispatch, type DispatchPlan, type DispatchRow } from './dispatch-record.ts';
+import type { DispatchPlan, DispatchRow } from './dispatch-record.ts';
 import type { DispatchMethod } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
-import { BULK_DUE, closeFailedDispatch, DISPATCH_QUEUE, ROUTE_DUE, type BulkDue, type RouteDue } from './scheduled-batch.ts';
+import { BULK_DUE, closeFailedDispatch, DISPATCH_QUEUE, pendingDispatch, ROUTE_DUE, type BulkDue, type RouteDue } from './scheduled-batch.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
 
 export { DISPATCH_QUEUE };
@@ -30,18 +30,7 @@ export async function scheduleDispatch(
     throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched (return it first)`, 'job_id');
   }
   await assertDispatchableZone(scope.em, job);
-  const row = await insertDispatch(scope, {
-    job_id: job.id,
-    route_id: input.plan.route_id,
-    team_id: input.teamId,
-    assigned_to_driver_id: input.plan.driver_id,
-    assigned_to_vehicle_id: input.plan.vehicle_id,
-    method: input.method,
-    status: 'pending',
-    require_confirmation: input.plan.require_confirmation,
-    dispatch_at: input.dispatchAt,
-    plan: input.plan,
-  });
+  const row = await pendingDispatch(scope, { jobId: job.id, routeId: input.plan.route_id, method: input.method, teamId: input.teamId, dispatchAt: input.dispatchAt, plan: input.plan });
   const delayMs = Math.max(0, input.dispatchAt.getTime() - scope.clock.now().getTime());
   const data: DueJob = { site_id: scope.siteId, dispatch_id: row.id, job_id: job.id };
   await deps.queue.add(DISPATCH_QUEUE, 'dispatch.due', data, { jobId: `dispatch.${row.id}`, delayMs, attempts: 5, backoffMs: 2000, transaction: scope.em });
