@@ -40,7 +40,7 @@ export async function createPaymentMethod(em: EntityManager, ctx: PaymentMethodC
     expYear: details.exp_year,
     isDefault: makeDefault,
   });
-  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'create', entityType: 'PaymentMethod', entityId: method.id, before: null, after: paymentMethodAuditView(method) });
+  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'create', entityType: 'PaymentMethod', entityId: method.id, before: null, after: paymentMethodView(method) });
   await em.flush();
   return method;
 }
@@ -67,9 +67,9 @@ export async function updatePaymentMethod(em: EntityManager, ctx: PaymentMethodC
   }
   if (patch.is_default === true && !method.isDefault) {
     await clearDefault(em, ctx, methods, method.id);
-    const before = paymentMethodAuditView(method);
+    const before = paymentMethodView(method);
     method.isDefault = true;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: id, before, after: paymentMethodAuditView(method) });
+    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: id, before, after: paymentMethodView(method) });
     await em.flush();
   }
   return method;
@@ -81,14 +81,14 @@ export async function deletePaymentMethod(em: EntityManager, ctx: PaymentMethodC
   const methods = await lockCustomerMethods(em, ctx.siteId, found.customerUserId);
   const method = methods.find((m) => m.id === id);
   if (!method) throw DomainError.notFound('PaymentMethod', id);
-  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'delete', entityType: 'PaymentMethod', entityId: id, before: paymentMethodAuditView(method), after: null });
+  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'delete', entityType: 'PaymentMethod', entityId: id, before: paymentMethodView(method), after: null });
   em.remove(method);
   await em.flush();
   const successor = method.isDefault ? methods.filter((m) => m.id !== id).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0] : undefined;
   if (successor) {
-    const before = paymentMethodAuditView(successor);
+    const before = paymentMethodView(successor);
     successor.isDefault = true;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: successor.id, before, after: paymentMethodAuditView(successor) });
+    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: successor.id, before, after: paymentMethodView(successor) });
     await em.flush();
   }
 }
@@ -100,10 +100,11 @@ export async function getPaymentMethod(em: EntityManager, ctx: PaymentMethodCont
   return method;
 }
 
-export function paymentMethodAuditView(m: PaymentMethod): Record<string, unknown> {
+/** What a caller sees of a method, less timestamps: the response's body and the audit record's before/after. */
+export function paymentMethodView(m: PaymentMethod) {
   return {
     id: m.id,
-    customer_user_id: m.customerUserId,
+    customer_id: m.customerUserId,
     provider: m.provider,
     provider_payment_method_id: m.providerPaymentMethodId,
     brand: m.brand ?? null,
@@ -123,9 +124,9 @@ async function lockCustomerMethods(em: EntityManager, siteId: string, customerId
 /** Clears the current default (except `keep`) and writes it, so the partial unique index sees it off first. */
 async function clearDefault(em: EntityManager, ctx: PaymentMethodContext, methods: PaymentMethod[], keep: string | null): Promise<void> {
   for (const previous of methods.filter((m) => m.isDefault && m.id !== keep)) {
-    const before = paymentMethodAuditView(previous);
+    const before = paymentMethodView(previous);
     previous.isDefault = false;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: previous.id, before, after: paymentMethodAuditView(previous) });
+    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: previous.id, before, after: paymentMethodView(previous) });
   }
   await em.flush();
 }

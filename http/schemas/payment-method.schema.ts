@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { PaymentMethod } from '../../persistence/entities/payment-method.entity.ts';
+import { paymentMethodView } from '../../engine/payments/payment-method.service.ts';
 import { Id, Nullable, Timestamp } from './common.schema.ts';
 
 export const PaymentMethodResponse = Type.Object(
@@ -34,17 +35,5 @@ export const UpdatePaymentMethodBody = Type.Object(
 );
 
 export function toPaymentMethodResponse(m: PaymentMethod) {
-  return {
-    id: m.id,
-    customer_id: m.customerUserId,
-    provider: m.provider,
-    provider_payment_method_id: m.providerPaymentMethodId,
-    brand: m.brand ?? null,
-    last4: m.last4 ?? null,
-    exp_month: m.expMonth ?? null,
-    exp_year: m.expYear ?? null,
-    is_default: m.isDefault,
-    created_at: m.createdAt.toISOString(),
-    updated_at: m.updatedAt.toISOString(),
-  };
+  return { ...paymentMethodView(m), created_at: m.createdAt.toISOString(), updated_at: m.updatedAt.toISOString() };
 }
