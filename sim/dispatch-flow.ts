@@ -9,6 +9,10 @@ import type { DriverState, JobState } from './world.ts';
 
 type JobBody = { id: string; stops: { id: string; type: string }[] };
 
+/**
+ * A new job is created while the drivers' earlier calls still run (creating it reads no driver, and nothing a driver
+ * does reads it before it is dispatched); its dispatch is a decision and waits for all of them first.
+ */
 export async function jobCreated(run: RunContext, job: JobState): Promise<void> {
   const { plan } = job;
   const created = await run.api.call<JobBody>('POST', '/api/job', {
@@ -28,6 +32,7 @@ export async function jobCreated(run: RunContext, job: JobState): Promise<void> 
   run.waiting.add(job);
   run.recorder?.event(run.now, 'job_created', { job: plan.name, pickup: plan.pickup, dropoff: plan.dropoff });
   job.nextDispatch = { at: run.now, token: 0 };
+  await run.flush();
   await dispatch(run, job);
 }
 

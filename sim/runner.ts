@@ -57,8 +57,11 @@ export async function runStrategy(input: RunInput): Promise<StrategyResult> {
   return summarize(run);
 }
 
-/** Events whose outcome depends on the engine's view of everyone (dispatch, the pool, claims). */
-const DECISIONS = new Set<SimEvent['type']>(['job_created', 'dispatch', 'pool_look', 'claim']);
+/**
+ * Events whose outcome depends on the engine's view of everyone (dispatch, the pool, claims). A new job's creation
+ * overlaps the drivers' calls and waits for them only before its dispatch (`jobCreated`).
+ */
+const DECISIONS = new Set<SimEvent['type']>(['dispatch', 'pool_look', 'claim']);
 
 function handle(run: RunContext, event: SimEvent): Promise<void> | void {
   switch (event.type) {

@@ -18,18 +18,39 @@ export function loadScenario(nameOrPath: string): Scenario {
  * The plan for a run: `lilim:<instance>` loads a Li & Lim instance, a `.jsonl` path replays a recording's plan,
  * anything else is a scenario drawn with the seed.
  */
-export function planFor(source: string, seed: number, resize: { drivers?: number; jobs?: number } = {}): Plan {
+export function planFor(source: string, seed: number, resize: { drivers?: number; jobs?: number; hours?: number } = {}): Plan {
   if (source.startsWith('lilim:')) {
-    if (resize.jobs !== undefined) throw new Error('a Li & Lim instance has its own jobs: --jobs does not apply');
+    if (resize.jobs !== undefined || resize.hours !== undefined) throw new Error('a Li & Lim instance has its own jobs and horizon: --jobs and --hours do not apply');
     return loadLiLim(source.slice('lilim:'.length), { drivers: resize.drivers });
   }
   if (source.endsWith('.jsonl')) {
-    if (resize.jobs !== undefined || resize.drivers !== undefined) throw new Error('a recording replays its own fleet and jobs: --drivers and --jobs do not apply');
+    if (resize.jobs !== undefined || resize.drivers !== undefined || resize.hours !== undefined) throw new Error('a recording replays its own fleet and jobs: --drivers, --jobs and --hours do not apply');
     return readRecordedPlan(source);
   }
-  const scenario = loadScenario(source);
+  const scenario = resize.hours === undefined ? loadScenario(source) : shortened(loadScenario(source), resize.hours);
   return generatePlan(
     { ...scenario, fleet: { ...scenario.fleet, drivers: resize.drivers ?? scenario.fleet.drivers }, demand: { ...scenario.demand, jobs: resize.jobs ?? scenario.demand.jobs } },
     seed,
   );
+}
+
+/**
+ * The same day squeezed (or stretched) to `hours`: shifts and speed steps keep their share of the day, demand keeps
+ * its shape over it. Windows, service times and speeds are unchanged, so a short day with proportionally fewer jobs
+ * keeps the full day's load per driver (the benchmark's quick runs).
+ */
+function shortened(scenario: Scenario, hours: number): Scenario {
+  if (!(hours > 0)) throw new Error(`--hours must be a positive number, not ${hours}`);
+  const duration = Math.round(hours * 3600);
+  const scale = (s: number) => Math.round((s * duration) / scenario.day.duration_s);
+  const { fleet } = scenario;
+  return {
+    ...scenario,
+    day: { ...scenario.day, duration_s: duration },
+    fleet: {
+      ...fleet,
+      shifts: fleet.shifts.map((shift) => ({ ...shift, start_s: scale(shift.start_s), end_s: scale(shift.end_s) })),
+      speed_profile: fleet.speed_profile.map((step) => ({ ...step, from_s: scale(step.from_s) })),
+    },
+  };
 }

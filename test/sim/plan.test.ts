@@ -8,7 +8,7 @@ import { generatePlan } from '../../sim/plan.ts';
 import { readRecordedPlan, writePlanRecording } from '../../sim/recording.ts';
 import { importTraces } from '../../sim/trace-import.ts';
 import { createRandom } from '../../sim/random.ts';
-import { loadScenario, SCENARIO_DIR } from '../../sim/scenario-loader.ts';
+import { loadScenario, planFor, SCENARIO_DIR } from '../../sim/scenario-loader.ts';
 import { parseScenario } from '../../sim/scenario.schema.ts';
 
 describe('scenarios and plans', () => {
@@ -36,6 +36,16 @@ describe('scenarios and plans', () => {
     expect(impossible.every((j) => j.impossible === "pickup beyond every driver's range")).toBe(true);
     expect(plan.jobs).toHaveLength(503);
     expect(plan.jobs.map((j) => j.createdAt)).toEqual(plan.jobs.map((j) => j.createdAt).toSorted((a, b) => a - b));
+  });
+
+  it('a shorter benchmark day keeps its shifts and its demand in proportion', () => {
+    const plan = planFor('bench-day', 42, { drivers: 20, jobs: 500, hours: 1.2 });
+    expect(plan.scenario.day.duration_s).toBe(4320);
+    // The two 8 h shifts of the 12 h day (0-8 h, 4-12 h) become 0-48 and 24-72 minutes.
+    expect(new Set(plan.drivers.map((d) => `${d.shiftStart}-${d.shiftEnd}`))).toEqual(new Set(['0-2880', '1440-4320']));
+    expect(plan.jobs).toHaveLength(505);
+    expect(plan.jobs.every((j) => j.createdAt < 4320)).toBe(true);
+    expect(() => planFor('lilim:lc101', 0, { hours: 1 })).toThrow(/--hours/);
   });
 
   it('a Li & Lim instance becomes a plan with its pairs as jobs and its best-known distance', () => {
