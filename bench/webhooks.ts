@@ -1,6 +1,6 @@
 /**
- * Webhook benchmark (issue 6): deliveries per second through the whole path (committed outbox row → relay → `events`
- * queue → fan-out → `webhooks` queue → signed HTTPS POST) to a local receiver, and commit-to-arrival latency at a
+ * Webhook benchmark (issue 6): deliveries per second through the whole path (committed outbox row → relay, which
+ * fans out into the `webhooks` queue → signed HTTPS POST → attempt recorded) to a local receiver, and commit-to-arrival latency at a
  * fixed 500 events/s, beside raw BullMQ no-op jobs on the same Redis in the same run.
  * Goals: throughput ≥ 0.5× raw BullMQ; p99 < 100 ms at 500 events/s.
  *
@@ -13,11 +13,12 @@
  *   machine: HTTPS on 127.0.0.1, self-signed certificate trusted through the workers' `ca` option, answers 204 after
  *   verifying the hex `X-Webhook-Signature` (HMAC-SHA256, constant time); a mismatch fails the run.
  * - One site, one matching subscription, so one event = one delivery. Webhook workers as startWebhookDelivery starts
- *   them (its default concurrencies; BENCH_CONCURRENCY and BENCH_FAN_OUT_CONCURRENCY override them); raw BullMQ uses
+ *   them (its default delivery concurrency; BENCH_CONCURRENCY overrides it); raw BullMQ uses
  *   the deliveries' concurrency and a no-op processor.
  * - Throughput: N rows committed (tenant transactions of 100) with the relay idle, then it is kicked; time until the
  *   receiver has all N. Raw: N jobs added with the worker stopped, then it starts; time until the last one ran.
- *   Diagnostic row: the relay alone (relayOnce on N rows before any worker starts); those N then warm the path up.
+ *   Diagnostic row: the relay alone, fan-out included (relayOnce on N rows before any worker starts); those N then
+ *   warm the path up.
  * - Latency: open loop at 500/s for 10 s (rows committed on a 10 ms timer, each stamped when COMMIT returned, then
  *   the relay kicked as engine.onCommit does; relay polling on). Raw: same rate, stamped when `add` resolved.
  *
@@ -31,7 +32,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_DELIVERY_CONCURRENCY, DEFAULT_FAN_OUT_CONCURRENCY, startWebhookDelivery } from '../engine/webhooks/start-webhook-delivery.ts';
+import { DEFAULT_DELIVERY_CONCURRENCY, startWebhookDelivery } from '../engine/webhooks/start-webhook-delivery.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { seedEngineSite } from './support/engine-seed.ts';
@@ -50,7 +51,6 @@ const RATE = 500;
 const LOW_RATE = 100; // a rate the path sustains on 2 cores: its latency without a backlog
 const SECONDS = 10;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? DEFAULT_DELIVERY_CONCURRENCY); // raw BullMQ gets the deliveries' concurrency
-const FAN_OUT_CONCURRENCY = Number(process.env.BENCH_FAN_OUT_CONCURRENCY ?? DEFAULT_FAN_OUT_CONCURRENCY);
 const GOALS = { throughputRatio: 0.5, p99Ms: 100 };
 const RESULTS_FILE = fileURLToPath(new URL('./results/webhooks.json', import.meta.url));
 
@@ -94,8 +94,8 @@ async function main(): Promise<void> {
     const relayStarted = wallNow();
     const relayed = await services.outboxRelay.relayOnce();
     const relayOnly = { rows: relayed, perSecond: (relayed * 1000) / (wallNow() - relayStarted) };
-    progress(`relay alone (no consumers): ${whole(relayOnly.perSecond)} rows/s; starting workers (warm-up: ${N} deliveries, ${WARMUP} raw jobs)`);
-    const delivery = await startWebhookDelivery(services, { ca: receiver.cert, concurrency: CONCURRENCY, fanOutConcurrency: FAN_OUT_CONCURRENCY });
+    progress(`relay + fan-out alone (no workers): ${whole(relayOnly.perSecond)} rows/s; starting workers (warm-up: ${N} deliveries, ${WARMUP} raw jobs)`);
+    const delivery = await startWebhookDelivery(services, { ca: receiver.cert, concurrency: CONCURRENCY });
     cleanups.push({ name: 'close webhook client', run: async () => delivery.close() });
     const raw = createRawBullmq(redis, redisPrefix, CONCURRENCY);
     cleanups.push({ name: 'close raw BullMQ', run: () => raw.close() });
@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     const report = formatWebhookReport([
       { target: 'raw BullMQ no-op: throughput', count: N, perSecond: rawThroughput.perSecond, ratio: 1 },
       { target: 'webhooks: throughput', count: N, perSecond: hooks.perSecond, ratio },
-      { target: '(outbox relay alone, no consumers)', count: relayOnly.rows, perSecond: relayOnly.perSecond, ratio: relayOnly.perSecond / rawThroughput.perSecond },
+      { target: '(relay + fan-out alone, no workers)', count: relayOnly.rows, perSecond: relayOnly.perSecond, ratio: relayOnly.perSecond / rawThroughput.perSecond },
       { target: `raw BullMQ no-op: open loop ${RATE}/s`, count: rawLatency.loop.issued, perSecond: rawLatency.loop.ratePerSecond, latencyMs: rawLatency.latencyMs },
       { target: `webhooks: open loop ${RATE}/s`, count: loop.issued, perSecond: loop.ratePerSecond, latencyMs: hookLatency },
       { target: `webhooks: open loop ${LOW_RATE}/s`, count: low.loop.issued, perSecond: low.loop.ratePerSecond, latencyMs: low.latencyMs },
@@ -170,11 +170,11 @@ async function main(): Promise<void> {
       machineLine(loadBefore),
       `NODE_ENV=test (WEBHOOK_ALLOW_LOOPBACK=true is refused in production); PostgreSQL as a non-superuser (RLS on), pool ${config.databasePoolSize}; BullMQ on local Redis`,
       `receiver: HTTPS on 127.0.0.1 in a child process, 204 after verifying the hex X-Webhook-Signature; 1 site, 1 subscription; ` +
-        `delivery concurrency ${CONCURRENCY} (fan-out ${FAN_OUT_CONCURRENCY}), raw BullMQ concurrency ${CONCURRENCY}; warm-up: ${WARMUP} raw jobs, ${N} deliveries`,
+        `delivery concurrency ${CONCURRENCY}, raw BullMQ concurrency ${CONCURRENCY}; warm-up: ${WARMUP} raw jobs, ${N} deliveries`,
       `latency: webhooks = receiver arrival − COMMIT returned; raw = processed − add() resolved; open loop on a 10 ms timer`,
     ];
     process.stdout.write(`\n${setup.join('\n')}\n\n${report}\n\n`);
-    process.stdout.write(`throughput burst (s after the kick): relay added the last event ${burst.relayAddedAllS}, fan-out finished ${burst.fanOutDoneS}, ` +
+    process.stdout.write(`throughput burst (s after the kick): relay added the last delivery job ${burst.relayAddedAllS}, ` +
       `last POST started ${burst.deliveriesStartedS}, last arrival ${fixed(hooks.seconds)}; main process CPU ${fixed(hooks.cpuMsPerDelivery)} ms/delivery (${Math.round(hooks.cpuShare * 100)}% of a core); raw BullMQ ${rawCpuMsPerJob.toFixed(2)} ms/job (add and run)\n`);
     process.stdout.write(`delivery records: ${JSON.stringify(counts)}; duplicate arrivals ${receiver.duplicates()}; raw jobs lost ${rawLatency.lost}\n`);
     process.stdout.write(`goal (throughput ≥ ${GOALS.throughputRatio}× raw BullMQ): ${verdict(ratio >= GOALS.throughputRatio)} (${ratio.toFixed(2)}×)\n`);

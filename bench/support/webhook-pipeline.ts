@@ -1,7 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { EVENTS_QUEUE } from '../../engine/outbox/outbox-relay.ts';
 import { WEBHOOKS_QUEUE } from '../../engine/webhooks/delivery-job.ts';
 import { WebhookSubscriptionSchema } from '../../persistence/entities/webhook-subscription.entity.ts';
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
@@ -46,10 +45,10 @@ export async function deliveryCounts(orm: MikroORM, siteId: string): Promise<Rec
 
 export type Stages = Record<string, Percentiles>;
 type Stamps = { timestamp: number; processedOn: number; finishedOn: number };
-export type PipelineJobs = { events: Map<string, Stamps>; webhooks: Map<string, Stamps> };
+export type PipelineJobs = { webhooks: Map<string, Stamps> };
 
 /**
- * The completed `events` and `webhooks` jobs by bench key, with BullMQ's own stamps: `timestamp` when the job was
+ * The completed `webhooks` jobs (the relay adds them straight from the outbox) by bench key, with BullMQ's own stamps: `timestamp` when the job was
  * built for `add`, `processedOn` when a worker took it, `finishedOn` when its handler returned.
  */
 export async function completedJobs(redis: Redis, prefix: string): Promise<PipelineJobs> {
@@ -67,7 +66,6 @@ export async function completedJobs(redis: Redis, prefix: string): Promise<Pipel
       return byKey;
     };
     return {
-      events: await load(EVENTS_QUEUE, (data) => (data as { data?: { key?: string } }).data?.key),
       webhooks: await load(WEBHOOKS_QUEUE, (data) => (JSON.parse((data as { body: string }).body) as { data?: { key?: string } }).data?.key),
     };
   } finally {
@@ -75,33 +73,27 @@ export async function completedJobs(redis: Redis, prefix: string): Promise<Pipel
   }
 }
 
-/** For a burst started at `startedAt`: seconds until the relay had added the last event, the fan-out had added the last delivery, the last POST started. */
+/** For a burst started at `startedAt`: seconds until the relay had added the last delivery job, the last POST started. */
 export function burstEnds(jobs: PipelineJobs, keys: string[], startedAt: number) {
   const last = (values: number[]) => Math.round(Math.max(...values) - startedAt) / 1000;
-  const events = keys.map((key) => jobs.events.get(key)!);
   const deliveries = keys.map((key) => jobs.webhooks.get(key)!);
   return {
-    relayAddedAllS: last(events.map((e) => e.timestamp)),
-    fanOutDoneS: last(events.map((e) => e.finishedOn)),
+    relayAddedAllS: last(deliveries.map((d) => d.timestamp)),
     deliveriesStartedS: last(deliveries.map((d) => d.processedOn)),
   };
 }
 
-/** Where the latency of each of `keys` went: commit → relay add → events worker → fan-out add → webhooks worker → receiver (and the recording after it). */
+/** Where the latency of each of `keys` went: commit → relay add (fan-out included) → webhooks worker → receiver (and the recording after it). */
 export function stageBreakdown(jobs: PipelineJobs, keys: string[], commits: Map<string, number>, arrivals: Map<string, number>): Stages {
   const segments: Record<string, number[]> = {
-    'commit → relay add': [], 'events queue wait': [], 'events run → delivery add': [],
-    'webhooks queue wait': [], 'delivery run → receiver': [], '(receiver → recorded)': [],
+    'commit → relay add': [], 'webhooks queue wait': [], 'delivery run → receiver': [], '(receiver → recorded)': [],
   };
   for (const key of keys) {
-    const event = jobs.events.get(key);
     const job = jobs.webhooks.get(key);
     const commit = commits.get(key);
     const arrival = arrivals.get(key);
-    if (!event || !job || commit === undefined || arrival === undefined) continue;
-    segments['commit → relay add']!.push(event.timestamp - commit);
-    segments['events queue wait']!.push(event.processedOn - event.timestamp);
-    segments['events run → delivery add']!.push(job.timestamp - event.processedOn);
+    if (!job || commit === undefined || arrival === undefined) continue;
+    segments['commit → relay add']!.push(job.timestamp - commit);
     segments['webhooks queue wait']!.push(job.processedOn - job.timestamp);
     segments['delivery run → receiver']!.push(arrival - job.processedOn);
     segments['(receiver → recorded)']!.push(job.finishedOn - arrival);

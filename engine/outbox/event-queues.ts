@@ -1,5 +1,6 @@
 /**
- * The durable queues that receive every committed outbox event, one per consumer. The relay adds each event to
+ * The durable queues that receive every committed outbox event, one per consumer. (Webhooks are not one of them:
+ * the relay fans each batch out straight into delivery jobs, see engine/webhooks/relay-fan-out.ts.) The relay adds each event to
  * each queue listed here (job id = the outbox id, so a re-sent batch adds nothing twice), in `seq` order. A consumer
  * with its own queue retries on its own: a failing or slow consumer holds no other one back, and a consumer that no
  * process runs yet loses nothing (its events wait in its queue).
@@ -10,8 +11,6 @@
  * once, so handlers must be idempotent. List only consumers that some process runs: an unconsumed queue grows.
  */
 export const EVENT_QUEUES = {
-  /** Webhook fan-out (`engine/webhooks/event-consumer.ts`). Named `events` since before there were others. */
-  webhooks: 'events',
   /** Driver pay for completed jobs (`engine/earnings/record-earning.ts`). */
   earnings: 'events-earnings',
 } as const satisfies Record<string, string>;

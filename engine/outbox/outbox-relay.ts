@@ -4,10 +4,15 @@ import { systemClock, type Clock } from '../clock.ts';
 import { createBatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
+import { webhookDeliveriesFor } from '../webhooks/relay-fan-out.ts';
 import { EVENT_QUEUES } from './event-queues.ts';
 
-/** The webhook consumer's queue (see {@link EVENT_QUEUES} for every consumer's). */
-export const EVENTS_QUEUE = EVENT_QUEUES.webhooks;
+/**
+ * The queue the relay used to add every event to for the webhook fan-out, before it fanned out itself. Nothing adds
+ * to it any more; the webhook workers still drain it, so events relayed by an older version are not lost.
+ */
+export const EVENTS_QUEUE = 'events';
 
 /** Runs of an `events` job before it is failed: with the 2 s exponential backoff, about 68 minutes of retries. */
 const EVENT_JOB_ATTEMPTS = 12;
@@ -67,7 +72,7 @@ type OutboxRow = {
 /**
  * Moves committed outbox rows to every consumer's durable queue ({@link EVENT_QUEUES}): job name = the event, job id =
  * the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`, `site_id`, `entity_type`, `entity_id`,
- * `entity_version`. Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
+ * `entity_version`; and fans them out into webhook delivery jobs (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
  * LOCKED`), enqueues them in `seq` order and stamps `relayed_at`. A crash after enqueueing but before the commit
  * re-sends the rows later, and the job id makes that a no-op in the queue: no row is lost or delivered twice.
  *
@@ -115,7 +120,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
          where relayed_at is null order by seq limit ? for update skip locked`,
         [batchSize],
       );
-      await enqueueInOrder(queue, rows, tx);
+      const deliveries = await webhookDeliveriesFor(tx, rows);
+      // Different queues: no order between them to keep, so their adds overlap (one round trip instead of two).
+      await Promise.all([enqueueInOrder(queue, rows, tx), queue.addMany(WEBHOOKS_QUEUE, deliveries, tx)]);
       if (rows.length > 0) {
         await tx.execute('update outbox set relayed_at = ? where id in (?)', [clock.now().toISOString(), rows.map((row) => row.id)]);
       }
@@ -139,7 +146,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 }
 
 /**
- * Each consumer's queue receives the batch in one bulk add, in `seq` order (so an entity's events stay in order in
+ * Each consumer's queue receives the batch in one bulk add (the queues' adds overlap), in `seq` order (so an entity's events stay in order in
  * every queue): one round trip per queue instead of one per row and queue.
  */
 async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
@@ -157,5 +164,5 @@ async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: Entity
     // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
     options: { jobId: row.id, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 },
   }));
-  for (const name of Object.values(EVENT_QUEUES)) await queue.addMany(name, jobs, tx);
+  await Promise.all(Object.values(EVENT_QUEUES).map((name) => queue.addMany(name, jobs, tx)));
 }

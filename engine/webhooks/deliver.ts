@@ -6,7 +6,7 @@ import { WebhookDeliverySchema } from '../../persistence/entities/webhook-delive
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { deactivateSubscription, type DeactivationReason } from './deactivate.ts';
-import { attemptRecord, insertAttempts, readTargets, type AttemptRecord, type DeliveryTarget, type TargetRequest } from './delivery-records.ts';
+import { attemptRecord, settleAndRead, type AttemptRecord, type DeliveryTarget, type LedgerRequest, type TargetRequest } from './delivery-records.ts';
 import { enqueueDelivery, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
 import { nextDelayMs, type RetryPolicy } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
@@ -39,14 +39,16 @@ type Verdict = { status: 'succeeded' | 'failed' | 'abandoned'; deactivate: Deact
  *    404, 410 and an unknown host (ENOTFOUND: NXDOMAIN or no address; never EAI_AGAIN) deactivate at once; any other
  *    failure is retried on the policy and deactivates once the attempts are used up.
  *
- * Steps 1 and 3 of the deliveries running at the same time for one site share one transaction and one statement
- * (site-batcher.ts, delivery-records.ts); an attempt that retries or deactivates is recorded on its own. The job
+ * Steps 1 and 3 of the deliveries running at the same time for one site share one transaction: one insert of the
+ * attempts just finished, one read of the targets just asked for (site-batcher.ts, delivery-records.ts); an attempt that retries or deactivates is recorded on its own. The job
  * completes only once its record has committed. Delivery is at least once: a crash between the POST and step 3
  * sends the event again with the same `webhook-id`.
  */
 export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
-  const targets = createSiteBatcher<TargetRequest, DeliveryTarget>((siteId, requests) => readTargets(deps.orm, siteId, requests));
-  const records = createSiteBatcher<AttemptRecord, void>((siteId, rows) => insertAttempts(deps.orm, siteId, rows));
+  const ledger = createSiteBatcher<LedgerRequest, DeliveryTarget | null>((siteId, requests) => settleAndRead(deps.orm, siteId, requests));
+  const records = async (siteId: string, attempt: AttemptRecord): Promise<void> => void (await ledger(siteId, { record: attempt }));
+  const targets = async (siteId: string, read: TargetRequest): Promise<DeliveryTarget> => (await ledger(siteId, { read }))!;
+  const secrets = createSecretCache(deps.crypto);
   return async (job) => {
     const delivery = readDeliveryJob(job.data);
     const target = await targets(delivery.site_id, {
@@ -61,9 +63,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
       await records(delivery.site_id, attemptRecord(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error: target.error }));
       return;
     }
-    const secret = target.secretCiphertext
-      ? deps.crypto.decrypt(target.secretCiphertext, { siteId: delivery.site_id, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: delivery.subscription_id })
-      : null;
+    const secret = target.secretCiphertext ? secrets(delivery.site_id, delivery.subscription_id, target.secretCiphertext) : null;
     const body = Buffer.from(delivery.body, 'utf8');
     const headers = signatureHeaders(secret, delivery.event_id, Math.floor(Date.now() / 1000), body);
     const result = await deps.client.post(target.url, body, { ...headers });
@@ -84,6 +84,27 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
     }
   };
 }
+
+/**
+ * Decrypted signing secrets by site, subscription and ciphertext: a subscription's deliveries decrypt its secret once
+ * rather than once each. Exact, not a TTL: a rotated secret has a new ciphertext (a new IV each time), so a new key.
+ * Bounded: cleared when it reaches {@link SECRET_CACHE_SIZE} entries.
+ */
+function createSecretCache(crypto: FieldCrypto): (siteId: string, subscriptionId: string, ciphertext: string) => string {
+  const secrets = new Map<string, string>();
+  return (siteId, subscriptionId, ciphertext) => {
+    const key = `${siteId}|${subscriptionId}|${ciphertext}`;
+    let secret = secrets.get(key);
+    if (secret === undefined) {
+      secret = crypto.decrypt(ciphertext, { siteId, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: subscriptionId });
+      if (secrets.size >= SECRET_CACHE_SIZE) secrets.clear();
+      secrets.set(key, secret);
+    }
+    return secret;
+  };
+}
+
+const SECRET_CACHE_SIZE = 10_000;
 
 function judge(deps: DeliveryDeps, delivery: DeliveryJobData, result: PostResult): Verdict {
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) return { status: 'succeeded', deactivate: null, retryInMs: null };

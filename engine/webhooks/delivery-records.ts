@@ -1,13 +1,37 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import type { DeliveryJobData } from './delivery-job.ts';
 
 /**
  * The SQL of the delivery hot path: one statement per batch of concurrent deliveries of a site (see site-batcher.ts),
- * each batch in one tenant transaction, with no ORM unit of work. Failures that retry or deactivate are rarer and
- * go through deliver.ts's ORM path, which must write the retry and the deactivation with their attempt.
+ * with no ORM unit of work. The attempts finished and the targets asked for since the last batch share one tenant
+ * transaction ({@link settleAndRead}). Failures that retry or deactivate are rarer and go through deliver.ts's ORM
+ * path, which must write the retry and the deactivation with their attempt.
  */
+
+/** One request to the site's delivery ledger: read a target before a POST, or record a final attempt after one. */
+export type LedgerRequest = { read: TargetRequest } | { record: AttemptRecord };
+
+/**
+ * Runs a batch of ledger requests of one site in one tenant transaction: the attempt records first (one insert),
+ * then the target reads (one select); answers in request order (a record's answer is null). Records and reads are
+ * independent rows, so their order within the transaction changes nothing a delivery can observe.
+ */
+export async function settleAndRead(orm: MikroORM, siteId: string, requests: LedgerRequest[]): Promise<(DeliveryTarget | null)[]> {
+  const records: AttemptRecord[] = [];
+  const reads: TargetRequest[] = [];
+  for (const request of requests) {
+    if ('record' in request) records.push(request.record);
+    else reads.push(request.read);
+  }
+  const targets = await inTenantScope(orm, { siteId }, async (em) => {
+    if (records.length > 0) await insertAttempts(em, records);
+    return reads.length > 0 ? readTargets(em, reads) : [];
+  });
+  let next = 0;
+  return requests.map((request) => ('record' in request ? null : targets[next++]!));
+}
 
 /** What one delivery asks before its POST. `since` is the job's `queued_at`, null for a ping (sent even when inactive). */
 export type TargetRequest = { subscriptionId: string; eventId: string; since: string | null; rerun: boolean };
@@ -39,10 +63,9 @@ type TargetRow = {
  * reactivated since (reactivation clears `deactivated_at`); the log is read only for rows updated after `since`,
  * which a delivery seldom meets.
  */
-export async function readTargets(orm: MikroORM, siteId: string, requests: TargetRequest[]): Promise<DeliveryTarget[]> {
+async function readTargets(em: EntityManager, requests: TargetRequest[]): Promise<DeliveryTarget[]> {
   const items = requests.map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, since: r.since, rerun: r.rerun }));
-  const rows = await inTenantScope(orm, { siteId }, (em) =>
-    em.execute<TargetRow[]>(
+  const rows = await em.execute<TargetRow[]>(
       `select s.id is not null as found, s.url, s.secret_ciphertext, s.is_active, s.deactivation_reason,
          (q.since is not null and s.updated_at > q.since and exists (
            select 1 from audit_record a
@@ -56,8 +79,7 @@ export async function readTargets(orm: MikroORM, siteId: string, requests: Targe
              from jsonb_array_elements(?::jsonb) with ordinality as r(item, ord)) q
        left join webhook_subscription s on s.id = q.subscription_id
        order by q.ord`,
-      [JSON.stringify(items)],
-    ),
+    [JSON.stringify(items)],
   );
   return rows.map((row, i) => toTarget(row, requests[i]!));
 }
@@ -108,21 +130,18 @@ export function attemptRecord(delivery: DeliveryJobData, outcome: AttemptOutcome
  * Writes a batch of final attempts of one site in one statement. A subscription deleted meanwhile takes its log with
  * it, so its rows are skipped rather than failing the batch on the foreign key.
  */
-export async function insertAttempts(orm: MikroORM, siteId: string, records: AttemptRecord[]): Promise<void[]> {
+async function insertAttempts(em: EntityManager, records: AttemptRecord[]): Promise<void> {
   const rows = records.map((r) => ({
     id: r.id, site_id: r.siteId, subscription_id: r.subscriptionId, event_id: r.eventId, event: r.event, attempt: r.attempt,
     status: r.status, response_status: r.responseStatus, duration_ms: r.durationMs, error: r.error, created_at: r.createdAt.toISOString(),
   }));
-  await inTenantScope(orm, { siteId }, (em) =>
-    em.execute(
-      `insert into webhook_delivery (id, site_id, subscription_id, event_id, event, attempt, status, response_status, duration_ms, error, created_at)
+  await em.execute(
+    `insert into webhook_delivery (id, site_id, subscription_id, event_id, event, attempt, status, response_status, duration_ms, error, created_at)
        select r.id, r.site_id, r.subscription_id, r.event_id, r.event, r.attempt, r.status, r.response_status, r.duration_ms, r.error, r.created_at
        from jsonb_to_recordset(?::jsonb) as r(id text, site_id text, subscription_id text, event_id text, event text, attempt integer,
          status text, response_status integer, duration_ms integer, error text, created_at timestamptz)
        where exists (select 1 from webhook_subscription s where s.id = r.subscription_id)`,
-      [JSON.stringify(rows)],
-      'run',
-    ),
+    [JSON.stringify(rows)],
+    'run',
   );
-  return records.map(() => undefined);
 }

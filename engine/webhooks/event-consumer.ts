@@ -11,7 +11,8 @@ export type EventConsumerDeps = { orm: MikroORM; queue: DurableQueue };
 type EventJobData = { outbox_id: string; site_id: string; event: string; timestamp: string; data: JsonValue };
 
 /**
- * The handler of the `events` queue: fans one event out into one delivery job per active subscription of the
+ * The handler of the legacy `events` queue, kept to drain what an older version queued there (the outbox relay now
+ * fans out itself, relay-fan-out.ts, with the same job ids, so an event found in both places is delivered once): fans one event out into one delivery job per active subscription of the
  * event's site whose filter selects it (exact name, `entity:*` or `*`). It runs bound to that site, so row-level
  * security shows it only that site's subscriptions. The body is serialized here, once, and every attempt sends those
  * bytes. Delivery job ids are `${eventId}.${subscriptionId}`, so a fan-out that runs again (a crash, a retry) adds

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../engine/clock.ts';
-import { createOutboxRelay, EVENTS_QUEUE, type OutboxRelay } from '../../engine/outbox/outbox-relay.ts';
+import { EVENT_QUEUES } from '../../engine/outbox/event-queues.ts';
+import { createOutboxRelay, type OutboxRelay } from '../../engine/outbox/outbox-relay.ts';
 import { createBullmqQueue } from '../../engine/queue/bullmq-queue.ts';
 import type { DurableQueue, QueuedJob } from '../../engine/queue/durable-queue.ts';
 import { createTableQueue } from '../../engine/queue/table-queue.ts';
@@ -9,6 +10,9 @@ import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { openQueueHarness, type QueueHarness } from '../support/queue-harness.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
+
+/** A consumer's queue (every one gets the same adds); webhooks are fanned out by the relay, see the webhook tests. */
+const CONSUMER_QUEUE = EVENT_QUEUES.earnings;
 
 let harness: QueueHarness;
 let siteId: string;
@@ -65,13 +69,13 @@ async function pendingCount(ids: string[]): Promise<number> {
   return row!.n;
 }
 
-/** Counts what the relay adds to the webhook consumer's queue (every consumer's queue gets the same adds), so a row sent twice shows even though the queue would dedupe it. */
+/** Counts what the relay adds to a consumer's queue (every consumer's queue gets the same adds), so a row sent twice shows even though the queue would dedupe it. */
 function countingAdds(queue: DurableQueue): { queue: DurableQueue; added: string[] } {
   const added: string[] = [];
   const add: DurableQueue['add'] = (name, event, data, options) =>
-    queue.add(name, event, data, options).then(() => void (name === EVENTS_QUEUE && added.push(options.jobId)));
+    queue.add(name, event, data, options).then(() => void (name === CONSUMER_QUEUE && added.push(options.jobId)));
   const addMany: DurableQueue['addMany'] = (name, jobs, transaction) =>
-    queue.addMany(name, jobs, transaction).then(() => void (name === EVENTS_QUEUE && added.push(...jobs.map((job) => job.options.jobId))));
+    queue.addMany(name, jobs, transaction).then(() => void (name === CONSUMER_QUEUE && added.push(...jobs.map((job) => job.options.jobId))));
   return { added, queue: { ...queue, add, addMany } };
 }
 
@@ -80,11 +84,11 @@ describe.each(BACKENDS)('outbox relay into the $backend queue', ({ open }) => {
   let delivered: QueuedJob[];
 
   beforeEach(async () => {
-    await harness.orm.em.fork().execute(`delete from queue_job where queue = ?`, [EVENTS_QUEUE]);
+    await harness.orm.em.fork().execute(`delete from queue_job where queue = ?`, [CONSUMER_QUEUE]);
     queue = open();
     cleanups.push(() => queue.close());
     delivered = [];
-    await queue.process(EVENTS_QUEUE, async (job) => void delivered.push(job));
+    await queue.process(CONSUMER_QUEUE, async (job) => void delivered.push(job));
   });
 
   function relay(options: { queue?: DurableQueue; pollIntervalMs?: number; batchSize?: number; clock?: Clock } = {}): OutboxRelay {
@@ -173,7 +177,7 @@ describe.each(BACKENDS)('outbox relay into the $backend queue', ({ open }) => {
       // Dies once the webhook consumer's queue has every row.
       addMany: async (name, jobs, transaction) => {
         await queue.addMany(name, jobs, transaction);
-        if (name === EVENTS_QUEUE) throw new Error('process killed');
+        if (name === CONSUMER_QUEUE) throw new Error('process killed');
       },
     };
     await expect(relay({ queue: dying }).relayOnce()).rejects.toThrow('process killed');

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENTS_QUEUE } from '../../engine/outbox/outbox-relay.ts';
+import { EVENT_QUEUES } from '../../engine/outbox/event-queues.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { jobRequest, stateIds } from '../support/job-fixtures.ts';
@@ -95,7 +95,7 @@ describe('a crash (kill -9) and a restart', () => {
     await waitFor('the restarted relay to drain the outbox', async () => (await outboxFacts()).pending === 0, 15_000);
     const relayed = await outboxFacts();
     expect(relayed.outbox).toBe(afterCrash.outbox);
-    const queued = await Promise.all(relayed.ids.map((id) => server.services.queue.getJob(EVENTS_QUEUE, id)));
+    const queued = await Promise.all(relayed.ids.map((id) => server.services.queue.getJob(EVENT_QUEUES.earnings, id)));
     expect(queued.filter((job) => job === null)).toHaveLength(0);
     expect(new Set(queued.map((job) => job!.id)).size).toBe(relayed.outbox);
   }, 180_000);

@@ -21,7 +21,10 @@ const lookup: LookupFunction = (hostname, options, callback) => {
 let harness: WebhookHarness;
 
 beforeAll(async () => {
-  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 250, lookup });
+  // Short enough that the hanging receiver's 8 timeouts play out in about 11 s; long enough that a first request (a TLS
+  // handshake with this process's own receiver) on a busy machine does not time out, which would record a retry where
+  // the tests expect one final attempt.
+  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 1000, lookup });
 });
 afterEach(() => harness.closeReceivers());
 afterAll(() => harness.close());
@@ -65,12 +68,12 @@ describe('webhook deactivation', () => {
     const slow = await subscribe(admin, hooks.url('/slow'), ['job:create'], SECRET);
     await harness.emit(siteId, 1);
 
-    await waitFor('a few failed attempts', async () => (await deliveriesOf(harness.orm, siteId, slow)).length >= 3, 5000);
+    await waitFor('a few failed attempts', async () => (await deliveriesOf(harness.orm, siteId, slow)).length >= 3, 10_000);
     expect((await subscriptionRow(harness.orm, siteId, failing)).isActive).toBe(true);
     expect((await subscriptionRow(harness.orm, siteId, slow)).isActive).toBe(true);
 
     for (const [id, error] of [[failing, 'HTTP 500'], [slow, 'ETIMEDOUT']] as const) {
-      await waitFor('the attempts to run out', async () => !(await subscriptionRow(harness.orm, siteId, id)).isActive, 15_000);
+      await waitFor('the attempts to run out', async () => !(await subscriptionRow(harness.orm, siteId, id)).isActive, 25_000);
       const rows = await deliveriesOf(harness.orm, siteId, id);
       expect(rows.map((row) => row.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(rows.map((row) => row.status)).toEqual([...Array(7).fill('failed'), 'abandoned']);
@@ -78,7 +81,7 @@ describe('webhook deactivation', () => {
       expect((await subscriptionRow(harness.orm, siteId, id)).deactivationReason).toBe('retries_exhausted');
       expect(await deactivationAudits(harness.orm, siteId, id)).toHaveLength(1);
     }
-  }, 30_000);
+  }, 45_000);
 
   it('drops deliveries pending when a subscription is switched off, and does not replay them when it is switched back on', async () => {
     const { siteId, admin } = await harness.freshSite();

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { EVENTS_QUEUE } from '../../engine/outbox/outbox-relay.ts';
+import { newId } from '../../persistence/ids.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { acknowledged, deliveriesOf, eventIdOf, subscribe, subscriptionRow, verifyRequest } from '../support/webhook-fixtures.ts';
@@ -12,7 +14,9 @@ const RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 }
 let harness: WebhookHarness;
 
 beforeAll(async () => {
-  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 500 });
+  // Nothing here hangs: the timeout only has to outlast a burst of concurrent requests to this process's own receiver
+  // on a busy machine (webhook-deactivation.test.ts tests timeouts).
+  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 10_000 });
 });
 afterEach(() => harness.closeReceivers());
 afterAll(() => harness.close());
@@ -51,8 +55,8 @@ describe('webhook delivery', () => {
   it('loses nothing while the receiver answers 503 for a while: retries resend the same bytes under the same webhook-id', async () => {
     const { siteId, admin } = await harness.freshSite();
     const hooks = await harness.receiver();
-    const failUntil = Date.now() + 1000;
-    hooks.reply = () => (Date.now() < failUntil ? { status: 503 } : { status: 204 });
+    // The outage is the first 30 requests (not a time window, which a busy machine can outlast before the first delivery).
+    hooks.reply = ({ count }) => (count <= 30 ? { status: 503 } : { status: 204 });
     const id = await subscribe(admin, hooks.url(), ['job:create'], SECRET);
     const ids = await harness.emit(siteId, 100);
 
@@ -75,6 +79,18 @@ describe('webhook delivery', () => {
       expect(attempts.map((row) => row.status)).toEqual([...attempts.slice(1).map(() => 'failed'), 'succeeded']);
     }
     expect((await subscriptionRow(harness.orm, siteId, id)).isActive).toBe(true);
+  });
+
+  it('still delivers an event that an older version queued for fan-out (the legacy events queue), once', async () => {
+    const { siteId, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    const id = newId('outbox');
+    const data = { event: 'job:create', timestamp: new Date().toISOString(), data: { note: 'queued before the upgrade' }, outbox_id: id, site_id: siteId, entity_type: 'job', entity_id: 'job_legacy', entity_version: 1 };
+    await harness.server.services.queue.add(EVENTS_QUEUE, 'job:create', data, { jobId: id, attempts: 12, backoffMs: 2000 });
+    await waitFor('the legacy event', () => acknowledged(hooks.received).has(id), 10_000);
+    expect(JSON.parse(hooks.received[0]!.body.toString('utf8'))).toMatchObject({ id, event: 'job:create', data: { note: 'queued before the upgrade' } });
+    expect(hooks.received).toHaveLength(1);
   });
 
   it('waits as long as a Retry-After asks before the next attempt', async () => {
