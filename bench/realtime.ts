@@ -19,6 +19,9 @@
  *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
  *   limiter still runs on every event).
  *
+ * - BENCH_CPU_PROFILE=<prefix> writes V8 CPU profiles of each measured phase (`<prefix>-full-1000.cpuprofile`, ...);
+ *   BENCH_REALTIME_SECONDS shortens the 1 Hz phase (the capacity loop runs half as long).
+ *
  * Run: `npm run bench:realtime` = `node --expose-gc --import tsx bench/realtime.ts` (about 3 minutes). Progress on
  * stderr, table on stdout, JSON in bench/results/realtime.json.
  */
@@ -37,12 +40,13 @@ import { seedEngineSite } from './support/engine-seed.ts';
 import { machineLine } from './support/environment.ts';
 import { formatGrid, whole } from './support/grid.ts';
 import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
+import { profiled } from './support/realtime-profile.ts';
 import { writeResults } from './support/report.ts';
 
 /** `BENCH_REALTIME_SIZES=5000` runs one size (the first size listed also runs the capacity loop). */
 const SIZES = (process.env.BENCH_REALTIME_SIZES ?? '1000,5000').split(',').map(Number);
-const SECONDS = 10;
-const CAPACITY_SECONDS = 5;
+const SECONDS = Number(process.env.BENCH_REALTIME_SECONDS ?? 10);
+const CAPACITY_SECONDS = Math.max(1, Math.round(SECONDS / 2));
 const GOALS = { p99Ms: 25, kbPerConnection: 40, capacityRatio: 0.5 };
 const SUBDOMAIN = 'fleet';
 const RESULTS_FILE = fileURLToPath(new URL('./results/realtime.json', import.meta.url));
@@ -52,7 +56,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
 
-type Target = { name: string; port: number };
+type Target = { name: string; port: number; profileAs: string };
 type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number };
 type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number };
 
@@ -116,7 +120,8 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     await pause(1000);
     const after = memory();
     progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
-    const { result, cpuMicros, seconds } = await cpuOver(() => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }));
+    const label = `${target.profileAs}-${drivers}`;
+    const { result, cpuMicros, seconds } = await cpuOver(() => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
     const stream = result.stream!;
     rows.push({
       target: target.name,
@@ -130,7 +135,7 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     });
     if (drivers === SIZES[0]) {
       progress(`${target.name}: capacity, ${drivers} sockets in a closed loop for ${CAPACITY_SECONDS} s`);
-      const saturated = await cpuOver(() => clients.ask({ type: 'saturate', seconds: CAPACITY_SECONDS }));
+      const saturated = await cpuOver(() => profiled(`${target.profileAs}-capacity`, () => clients.ask({ type: 'saturate', seconds: CAPACITY_SECONDS }), progress));
       const s = saturated.result.stream!;
       capacity = { target: target.name, stream: s, acksPerSecond: s.acked / s.seconds, cpuPercent: (saturated.cpuMicros / 1e6 / saturated.seconds) * 100 };
     }
@@ -194,8 +199,8 @@ async function main(): Promise<void> {
     const clients = Clients.start();
     cleanups.push({ name: 'stop clients', run: async () => clients.stop() });
 
-    const echoRun = process.env.BENCH_REALTIME_SKIP_ECHO ? { rows: [], capacity: null } : await measureTarget({ name: 'bare socket.io echo', port: echo.port }, tokens, clients);
-    const fullRun = await measureTarget({ name: 'full location path', port: running.port }, tokens, clients);
+    const echoRun = process.env.BENCH_REALTIME_SKIP_ECHO ? { rows: [], capacity: null } : await measureTarget({ name: 'bare socket.io echo', port: echo.port, profileAs: 'echo' }, tokens, clients);
+    const fullRun = await measureTarget({ name: 'full location path', port: running.port, profileAs: 'full' }, tokens, clients);
     const rows = [...echoRun.rows, ...fullRun.rows];
     const capacities = [echoRun.capacity, fullRun.capacity].filter((c): c is Capacity => c !== null);
     const machine = machineLine(loadBefore);

@@ -39,7 +39,7 @@ export const DriverPosition = Type.Object({
 });
 export type DriverPosition = Static<typeof DriverPosition>;
 
-/** Positions applied in one commit of one site (one message per commit, not per ping). */
+/** Positions of one site committed in the last 50 ms (`FEED_INTERVAL_MS`), in commit order: one message per interval, not per ping. */
 export const DriverLocations = Type.Object({ data: Type.Array(DriverPosition) });
 export type DriverLocations = Static<typeof DriverLocations>;
 

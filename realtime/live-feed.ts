@@ -51,7 +51,7 @@ export function publishRelayed(io: Server, events: RelayedEvent[]): void {
   }
 }
 
-/** One `driver:locations` message per committed batch of a site (not one per ping). */
+/** One `driver:locations` message per site for the positions the tracker gathered (every `FEED_INTERVAL_MS`, not per ping). */
 export function publishPositions(io: Server, siteId: string, applied: DriverFix[]): void {
   const data: DriverPosition[] = applied.map(({ userId, ping }) => ({
     user_id: userId,

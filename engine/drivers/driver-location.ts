@@ -1,11 +1,12 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { DomainError } from '../domain-error.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import { readDriverState, type DriverStateRow } from './driver-status.ts';
 import { DEFAULT_TRACK_THROTTLE, thinTrack, type TrackMemory, type TrackThrottle } from './driver-track.ts';
-import { writeLocations } from './driver-track-sql.ts';
+import { locationStatement, readLocationRows, type LocationRow } from './driver-track-sql.ts';
+import { inTenantRoundTrip } from './tenant-round-trip.ts';
 
 export type LocationPing = { lat: number; lng: number; heading?: number; speed?: number; accuracy?: number; recorded_at: string };
 
@@ -51,42 +52,44 @@ export function hasUsableTime(ping: LocationPing): boolean {
 
 /**
  * THE way a position reaches a driver's actor, for REST and sockets alike (sockets pass many fixes of many drivers
- * in one call: group commit). In the caller's tenant transaction, one statement (`writeLocations`):
+ * in one call: group commit). One statement (`locationStatement`) in one transaction of its own, bound to the site:
  * - each fix, in the order given, is applied when newer than the driver's last applied fix; an older one is
  *   `stale`, an exact repeat of the last one a `duplicate` (both leave the current position alone);
  * - the newest fix per driver is written to `driver_state` unless a newer one is stored;
  * - fixes become track points under the throttle (exact repeats never do, being too close to themselves).
- * Positions are not audited (one record per ping would drown the log) and do not touch the availability version.
- * Callers check `hasUsableTime` and `isFromTheFuture` first. `memory` (the socket path's) skips fixes too close to a known stored point.
+ * Resolves after the commit. Positions are not audited (one record per ping would drown the log) and do not touch
+ * the availability version. Callers check `hasUsableTime` and `isFromTheFuture` first, and never pass two batches
+ * with fixes of the same driver at once (verdicts are computed against the state before the batch).
+ * `memory` (the tracker's) skips fixes too close to a known stored point.
  */
 export async function applyLocations(
-  em: EntityManager,
+  orm: MikroORM,
   siteId: string,
   fixes: DriverFix[],
   throttle: TrackThrottle = DEFAULT_TRACK_THROTTLE,
   memory?: TrackMemory,
 ): Promise<AppliedLocations> {
   if (fixes.length === 0) return { verdicts: [], applied: [], stored: 0 };
-  const newest = new Map<string, DriverFix>();
-  for (const fix of fixes) {
-    const best = newest.get(fix.userId);
-    if (!best || Date.parse(fix.ping.recorded_at) > Date.parse(best.ping.recorded_at)) newest.set(fix.userId, fix);
-  }
   const candidates = fixes.map(({ userId, ping }) => ({ userId, recordedAtMs: Date.parse(ping.recorded_at), lat: ping.lat, lng: ping.lng, ping }));
+  const newest = new Map<string, (typeof candidates)[number]>();
+  for (const candidate of candidates) {
+    const best = newest.get(candidate.userId);
+    if (!best || candidate.recordedAtMs > best.recordedAtMs) newest.set(candidate.userId, candidate);
+  }
   const points = thinTrack(memory ? candidates.filter((c) => !memory.rulesOut(siteId, c, throttle)) : candidates, throttle);
-  const { before, stored } = await writeLocations(em, siteId, [...newest.values()], points, throttle);
+  const rows = await inTenantRoundTrip<LocationRow>(orm, siteId, (literal) => locationStatement(siteId, [...newest.values()], points, throttle, literal));
+  const { before, stored } = readLocationRows(rows);
   for (const point of stored) memory?.remember(siteId, point);
 
   const verdicts: LocationVerdict[] = [];
   const applied: DriverFix[] = [];
-  for (const fix of fixes) {
-    const t = Date.parse(fix.ping.recorded_at);
-    const last = before.get(fix.userId) ?? { t: -Infinity, lat: null, lng: null };
-    if (t === last.t && fix.ping.lat === last.lat && fix.ping.lng === last.lng) verdicts.push({ accepted: false, reason: 'duplicate' });
+  for (const { userId, recordedAtMs: t, ping } of candidates) {
+    const last = before.get(userId) ?? { t: -Infinity, lat: null, lng: null };
+    if (t === last.t && ping.lat === last.lat && ping.lng === last.lng) verdicts.push({ accepted: false, reason: 'duplicate' });
     else if (t <= last.t) verdicts.push({ accepted: false, reason: 'stale' });
     else {
-      before.set(fix.userId, { t, lat: fix.ping.lat, lng: fix.ping.lng });
-      applied.push(fix);
+      before.set(userId, { t, lat: ping.lat, lng: ping.lng });
+      applied.push({ userId, ping });
       verdicts.push({ accepted: true });
     }
   }

@@ -1,22 +1,22 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createCoalescedTask, type CoalescedTask } from '../queue/coalesced-task.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
 import { applyLocations, hasUsableTime, isFromTheFuture, type DriverFix, type LocationPing, type LocationVerdict } from './driver-location.ts';
 import { TrackMemory, type TrackThrottle } from './driver-track.ts';
+import { createAppliedFeed, type AppliedListener } from './driver-track-feed.ts';
 
-type Waiting = DriverFix & { resolve(verdict: LocationVerdict): void; reject(error: unknown): void };
-type Lane = { siteId: string; queue: Waiting[]; task: CoalescedTask };
+export type { AppliedListener } from './driver-track-feed.ts';
 
-/** Called after a commit with the fixes that became current positions (in arrival order). */
-export type AppliedListener = (siteId: string, applied: DriverFix[]) => void;
+type Waiting = DriverFix & { arrivedAt: number; resolve(verdict: LocationVerdict): void; reject(error: unknown): void };
+/** A site's fixes waiting for a batch, and the drivers that have a batch in flight (their next fixes wait for it). */
+type SiteQueue = { siteId: string; waiting: Waiting[]; busy: Set<string> };
 
 /**
- * Group commit for streamed positions: fixes arriving while a transaction runs wait for the next one, so N drivers
- * at 1 Hz cost a few transactions per second instead of N. Every fix goes through {@link applyLocations}, the same
- * function as the REST path; a fix is answered only after its transaction commits, so an acknowledged fix is stored.
+ * Group commit for streamed positions: fixes arriving within a few milliseconds share one statement and one commit,
+ * so N drivers at 1 Hz cost a few hundred small transactions a second instead of N. Every fix goes through
+ * {@link applyLocations}, the same function as the REST path; a fix is answered only after its transaction commits,
+ * so an acknowledged fix is stored.
  */
 export type LocationTracker = {
   /**
@@ -25,56 +25,98 @@ export type LocationTracker = {
    *   or at a time JavaScript cannot represent
    */
   apply(siteId: string, userId: string, pings: LocationPing[]): Promise<LocationVerdict[]>;
+  /** Listens for committed positions (coalesced: see `createAppliedFeed`). */
   onApplied(listener: AppliedListener): void;
-  /** Waits for the transactions in flight and refuses new fixes. */
+  /** Commits what is waiting, waits for the transactions in flight, and refuses new fixes. */
   close(): Promise<void>;
 };
 
-/** Fixes per transaction: bounds one statement's parameters (7 per fix, twice; PostgreSQL allows 65,535). */
+/** How long the first fix of a batch waits for others: bounds the transactions per second (≤ 250 per site). */
+const WINDOW_MS = 4;
+/** Enough fixes to start a batch without waiting for the window. */
+const FULL_BATCH = 500;
+/** Fixes per statement at most (about 150 bytes of SQL each). */
 const MAX_BATCH = 2000;
-
 /**
- * Transactions in flight per site. A driver always uses the same lane, so their fixes stay in order and two
- * transactions never write the same driver's rows; several lanes keep the database busy while one commits.
+ * Statements in flight at once, all sites together (each holds a pooled connection while PostgreSQL commits): under
+ * load, the fixes that arrive during one commit go out in the next statement without waiting for the first.
  */
-const LANES = 4;
-
-function laneOf(userId: string): number {
-  let hash = 0;
-  for (let i = 0; i < userId.length; i += 1) hash = (hash * 31 + userId.charCodeAt(i)) | 0;
-  return Math.abs(hash) % LANES;
-}
+const MAX_IN_FLIGHT = 4;
 
 export function createLocationTracker(options: { orm: MikroORM; logger: Logger; clock: Clock; throttle: TrackThrottle }): LocationTracker {
-  const lanes = new Map<string, Lane>();
-  const listeners: AppliedListener[] = [];
+  const sites = new Map<string, SiteQueue>();
+  const feed = createAppliedFeed(options.logger);
   const memory = new TrackMemory();
+  const inFlight = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | null = null;
   let closed = false;
 
-  async function flush(lane: Lane): Promise<void> {
-    const batch = lane.queue.splice(0, MAX_BATCH);
-    if (lane.queue.length > 0) lane.task.trigger();
-    if (batch.length === 0) return;
-    const { siteId } = lane;
+  /** The waiting fixes of drivers without a batch in flight, oldest first, up to MAX_BATCH; the others keep waiting. */
+  function take(site: SiteQueue): Waiting[] {
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const taken = new Set<string>();
+    const held = new Set<string>();
+    for (const fix of site.waiting) {
+      // Once a driver's fix stays behind, so do their later ones: a driver's fixes are applied in the order sent.
+      const blocked = held.has(fix.userId) || (!taken.has(fix.userId) && site.busy.has(fix.userId)) || batch.length >= MAX_BATCH;
+      if (blocked) {
+        rest.push(fix);
+        held.add(fix.userId);
+      } else {
+        batch.push(fix);
+        taken.add(fix.userId);
+      }
+    }
+    for (const userId of taken) site.busy.add(userId);
+    site.waiting = rest;
+    return batch;
+  }
+
+  async function commit(site: SiteQueue, batch: Waiting[]): Promise<void> {
     try {
-      const result = await inTenantScope(options.orm, { siteId }, (em) => applyLocations(em, siteId, batch, options.throttle, memory));
+      const result = await applyLocations(options.orm, site.siteId, batch, options.throttle, memory);
       batch.forEach((fix, i) => fix.resolve(result.verdicts[i]!));
-      if (result.applied.length > 0) for (const listener of listeners) listener(siteId, result.applied);
+      feed.add(site.siteId, result.applied);
     } catch (error) {
-      options.logger.error({ err: error, site: siteId, fixes: batch.length }, 'location batch failed');
+      options.logger.error({ err: error, site: site.siteId, fixes: batch.length }, 'location batch failed');
       for (const fix of batch) fix.reject(error);
+    } finally {
+      for (const fix of batch) site.busy.delete(fix.userId);
     }
   }
 
-  function laneFor(siteId: string, userId: string): Lane {
-    const key = `${siteId}#${laneOf(userId)}`;
-    let lane = lanes.get(key);
-    if (!lane) {
-      const created: Lane = { siteId, queue: [], task: createCoalescedTask(() => flush(created), (error) => options.logger.error({ err: error }, 'location flush failed')) };
-      lanes.set(key, created);
-      lane = created;
+  /** Starts every batch that is due (its oldest fix waited the window, or it is full) while slots are free. */
+  function pump(): void {
+    timer = null;
+    const now = performance.now();
+    let nextDue = Infinity;
+    for (const site of sites.values()) {
+      while (site.waiting.length > 0 && inFlight.size < MAX_IN_FLIGHT) {
+        const due = site.waiting[0]!.arrivedAt + WINDOW_MS;
+        if (due > now && site.waiting.length < FULL_BATCH && !closed) {
+          nextDue = Math.min(nextDue, due);
+          break;
+        }
+        const batch = take(site);
+        if (batch.length === 0) break; // every waiting driver has a batch in flight: its commit pumps again
+        const running: Promise<void> = commit(site, batch).finally(() => {
+          inFlight.delete(running);
+          pump();
+        });
+        inFlight.add(running);
+      }
     }
-    return lane;
+    if (nextDue < Infinity && inFlight.size < MAX_IN_FLIGHT) timer = setTimeout(pump, Math.max(0, nextDue - now));
+  }
+
+  function siteQueue(siteId: string): SiteQueue {
+    let site = sites.get(siteId);
+    if (!site) {
+      site = { siteId, waiting: [], busy: new Set() };
+      sites.set(siteId, site);
+    }
+    return site;
   }
 
   return {
@@ -87,16 +129,19 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
         const field = pings.length > 1 ? `${bad}.recorded_at` : 'recorded_at';
         return Promise.reject(new DomainError(400, 'INVALID_RECORDED_AT', `recorded_at ${problem}`, field));
       }
-      const lane = laneFor(siteId, userId);
-      const answers = pings.map((ping) => new Promise<LocationVerdict>((resolve, reject) => lane.queue.push({ userId, ping, resolve, reject })));
-      lane.task.trigger();
-      return Promise.all(answers);
+      const site = siteQueue(siteId);
+      const arrivedAt = performance.now();
+      const answers = pings.map((ping) => new Promise<LocationVerdict>((resolve, reject) => site.waiting.push({ userId, ping, arrivedAt, resolve, reject })));
+      if (!timer && inFlight.size < MAX_IN_FLIGHT) timer = setTimeout(pump, WINDOW_MS);
+      return answers.length === 1 ? answers[0]!.then((verdict) => [verdict]) : Promise.all(answers);
     },
-    onApplied: (listener) => listeners.push(listener),
+    onApplied: (listener) => feed.listen(listener),
     async close() {
       closed = true;
-      await Promise.all([...lanes.values()].map((lane) => lane.task.stop()));
-      for (const lane of lanes.values()) for (const fix of lane.queue.splice(0)) fix.reject(new Error('the location tracker closed'));
+      if (timer) clearTimeout(timer);
+      pump();
+      while (inFlight.size > 0) await Promise.race(inFlight);
+      feed.close();
     },
   };
 }

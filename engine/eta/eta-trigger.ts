@@ -28,7 +28,7 @@ export function etaWindowOf(now: Date): number {
  * per-process memory skips repeats cheaply (a 1 Hz stream costs one lookup per window, not per ping), and the
  * queue's job id (site, driver, window) dedupes across processes. The first fix of a window triggers the check
  * (leading edge); the check reads the driver's newest position when it runs. Only drivers with an assigned or
- * in-progress job on a site with an enabled notification config are queued (one statement per committed batch).
+ * in-progress job on a site with an enabled notification config are queued (one statement per feed interval with new drivers).
  */
 export function createEtaTrigger(deps: { orm: MikroORM; queue: DurableQueue; clock: Clock; logger: Logger }): EtaTrigger {
   const lastWindow = new Map<string, number>();
