@@ -50,7 +50,8 @@ export type OperationDefinition<QS, BS, PS, RS extends TSchema> = {
   /** Success status; 200 unless given. */
   status?: number;
   response: RS;
-  handler: (ctx: OperationContext<StaticOf<QS>, StaticOf<BS>, StaticOf<PS>>) => Promise<Static<RS>>;
+  /** May answer synchronously (a cached result): the pipeline awaits only what is a promise. */
+  handler: (ctx: OperationContext<StaticOf<QS>, StaticOf<BS>, StaticOf<PS>>) => Promise<Static<RS>> | Static<RS>;
 };
 
 /** An operation with its input types erased: what the router and the OpenAPI builder iterate over. */
@@ -68,7 +69,7 @@ export type Operation = {
   body?: TSchema;
   status: number;
   response: TSchema;
-  handler: (ctx: OperationContext<unknown, unknown, unknown>) => Promise<unknown>;
+  handler: (ctx: OperationContext<unknown, unknown, unknown>) => unknown;
 };
 
 /** One definition per operation builds its route, its validation and its OpenAPI entry. */

@@ -6,12 +6,28 @@ import { ApiError } from './errors.ts';
 /** What a request's Host names: one site (by its subdomain, the Host's first label) or the platform. */
 export type HostTarget = { kind: 'platform' } | { kind: 'site'; subdomain: string };
 
+/** Hosts already parsed, per base domain: every request of a tenant sends the same Host. Bounded (cleared when full). */
+const parsedHosts = new Map<string, Map<string, HostTarget>>();
+const MAX_PARSED_HOSTS = 10_000;
+
 /**
  * `acme.dispatch.example` → site `acme` when BASE_DOMAIN is `dispatch.example`; `acme.localhost:3000` locally.
  * The bare base domain, an IP address, or no Host at all is the platform host.
  * @throws ApiError 404 SITE_NOT_FOUND for a host outside the base domain or with nested labels
  */
 export function parseHost(host: string | null, baseDomain: string): HostTarget {
+  let known = parsedHosts.get(baseDomain);
+  if (!known) parsedHosts.set(baseDomain, (known = new Map()));
+  const key = host ?? '';
+  const hit = known.get(key);
+  if (hit) return hit;
+  const target = parseHostUncached(host, baseDomain);
+  if (known.size >= MAX_PARSED_HOSTS) known.clear();
+  known.set(key, target);
+  return target;
+}
+
+function parseHostUncached(host: string | null, baseDomain: string): HostTarget {
   const name = (host ?? '').trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
   if (name === '' || name === baseDomain || isIP(name.replace(/^\[|\]$/g, '')) !== 0) return { kind: 'platform' };
   const suffix = `.${baseDomain}`;
@@ -24,32 +40,57 @@ export function parseHost(host: string | null, baseDomain: string): HostTarget {
 
 const TTL_MS = 30_000;
 
-/** Sites by subdomain, cached briefly; cleared whenever a site changes. */
+/**
+ * Sites by subdomain, cached briefly; cleared whenever a site changes. A warm entry is answered synchronously (no
+ * promise, no await: each costs a request measurable CPU), and the requests that miss an entry at once share one
+ * database load instead of each running their own every 30 s.
+ */
 export class SiteDirectory {
   private readonly cache = new Map<string, { site: Site; until: number }>();
+  private readonly loading = new Map<string, Promise<Site | null>>();
+  /** Bumped by every invalidation: a load that began before one is handed to its waiters but not cached. */
+  private generation = 0;
 
   constructor(private readonly orm: MikroORM) {}
 
   /**
+   * The site of `subdomain`: synchronously when cached, else once it is loaded.
    * @throws ApiError 404 SITE_NOT_FOUND, 403 SITE_INACTIVE
    */
-  async resolve(subdomain: string, now: number): Promise<Site> {
+  resolve(subdomain: string, now: number): Site | Promise<Site> {
     const hit = this.cache.get(subdomain);
-    const site = hit && hit.until > now ? hit.site : await this.load(subdomain, now);
-    if (!site) throw new ApiError(404, 'SITE_NOT_FOUND', `No site has the subdomain ${subdomain}`);
-    if (!site.isActive) throw new ApiError(403, 'SITE_INACTIVE', `Site ${subdomain} is deactivated`);
-    return site;
+    if (hit && hit.until > now) return usable(subdomain, hit.site);
+    return this.load(subdomain, now).then((site) => usable(subdomain, site));
   }
 
   invalidate(): void {
+    this.generation += 1;
     this.cache.clear();
+    this.loading.clear();
   }
 
-  private async load(subdomain: string, now: number): Promise<Site | null> {
-    const site = await this.orm.em.fork().findOne(SiteSchema, { subdomain });
-    if (site) this.cache.set(subdomain, { site, until: now + TTL_MS });
-    return site;
+  private load(subdomain: string, now: number): Promise<Site | null> {
+    let pending = this.loading.get(subdomain);
+    if (pending) return pending;
+    const generation = this.generation;
+    pending = this.orm.em.fork().findOne(SiteSchema, { subdomain }).then((site) => {
+      // Unknown subdomains are not cached: a site created in another process must be found at once.
+      if (site && this.generation === generation) this.cache.set(subdomain, { site, until: now + TTL_MS });
+      return site;
+    });
+    this.loading.set(subdomain, pending);
+    const forget = () => {
+      if (this.loading.get(subdomain) === pending) this.loading.delete(subdomain);
+    };
+    pending.then(forget, forget);
+    return pending;
   }
+}
+
+function usable(subdomain: string, site: Site | null): Site {
+  if (!site) throw new ApiError(404, 'SITE_NOT_FOUND', `No site has the subdomain ${subdomain}`);
+  if (!site.isActive) throw new ApiError(403, 'SITE_INACTIVE', `Site ${subdomain} is deactivated`);
+  return site;
 }
 
 /**

@@ -3,7 +3,7 @@ import { AccessTokenSchema } from '../../persistence/entities/access-token.entit
 import { ApplicationSchema } from '../../persistence/entities/application.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { UserSchema } from '../../persistence/entities/user.entity.ts';
-import { hashToken } from '../../persistence/secrets.ts';
+import { hash } from 'node:crypto';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { ApiError } from '../errors.ts';
 import type { Role } from '../permissions.ts';
@@ -25,21 +25,37 @@ export function readCredential(headers: Headers): Credential | null {
   }
   const token = apiKey ?? accessToken;
   if (!token) return null;
-  return { kind: apiKey ? 'api_key' : 'session', token, hash: hashToken(token) };
+  return { kind: apiKey ? 'api_key' : 'session', token, hash: credentialHash(token) };
+}
+
+/**
+ * SHA-256 of a token in hex, the same digest as `hashToken` (persistence/secrets.ts) that the database stores: the
+ * one-shot `crypto.hash` costs a third of `createHash().update().digest()`, which matters once per request.
+ */
+export function credentialHash(token: string): string {
+  return hash('sha256', token, 'hex');
 }
 
 /**
  * Resolves a credential to a principal on the request's host. A credential issued for another site (or for the
  * platform when on a site host) is simply not found in this host's scope: 401, never a hint that it exists.
+ * A cached credential is answered synchronously (see CredentialCache).
  * @throws ApiError 401 INVALID_CREDENTIALS or TOKEN_EXPIRED
  */
-export async function authenticate(
+export function authenticate(
   deps: { orm: MikroORM; credentials: CredentialCache },
   credential: Credential,
   siteId: string | null,
   now: number,
-): Promise<Principal> {
-  const principal = await deps.credentials.resolve(credential.hash, siteId, now, () => loadPrincipal(deps.orm, credential, siteId, now));
+): Principal | Promise<Principal> {
+  const cached = deps.credentials.cached(credential.hash, now);
+  if (cached) return usableOnHost(cached, credential, siteId, now);
+  return deps.credentials
+    .resolve(credential.hash, siteId, now, () => loadPrincipal(deps.orm, credential, siteId, now))
+    .then((loaded) => usableOnHost(loaded, credential, siteId, now));
+}
+
+function usableOnHost(principal: Principal, credential: Credential, siteId: string | null, now: number): Principal {
   if (principal.siteId !== siteId) throw invalid(credential);
   if (principal.expiresAt !== null && principal.expiresAt <= now) {
     throw ApiError.unauthorized('TOKEN_EXPIRED', 'The access token has expired; refresh it with POST /auth/refresh');

@@ -4,12 +4,17 @@ import type { Principal } from './principal.ts';
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 50_000;
 
-type Entry = { principal: Principal; cachedUntil: number; context?: Promise<unknown> };
+/** `context` is the value computed from the credential (see `remembered`), once it has settled successfully. */
+type Entry = { principal: Principal; cachedUntil: number; context?: Promise<unknown>; computed?: { value: unknown } };
 
 /**
  * Resolved credentials by token hash, so an authenticated request needs no database round trip.
  * Entries live 30 s at most; any revocation, deactivation or role change clears the cache at once, in this process
  * and (with Redis) in every other process through a pub/sub channel.
+ *
+ * A cached credential, and what was computed from it, can be read synchronously (`cached`, `computed`): on the hot
+ * path every promise and `await` costs measurable CPU (Node's async-context hooks run for each one, process-wide,
+ * once MikroORM's contexts are in use).
  *
  * Loads are shared: when an entry expires under load, the requests that miss it at once wait for one database
  * load instead of each running their own (50 connections used to mean 50 identical loads every 30 s). A load that
@@ -99,12 +104,27 @@ export class CredentialCache {
     if (entry) {
       const context = computing;
       entry.context = context;
-      // A failure is not remembered: the next request computes again.
-      context.catch(() => {
-        if (entry.context === context) entry.context = undefined;
-      });
+      context.then(
+        (value) => {
+          if (entry.context === context) entry.computed = { value };
+        },
+        // A failure is not remembered: the next request computes again.
+        () => {
+          if (entry.context === context) entry.context = undefined;
+        },
+      );
     }
     return computing as Promise<T>;
+  }
+
+  /** The principal of a cached credential, synchronously; undefined when `resolve` has to load it. */
+  cached(tokenHash: string, now: number): Principal | undefined {
+    return this.get(tokenHash, now)?.principal;
+  }
+
+  /** What `remembered` computed for a cached credential, once it is ready, synchronously; else undefined. */
+  computed(tokenHash: string, now: number): unknown {
+    return this.get(tokenHash, now)?.computed?.value;
   }
 
   /** Call after anything that could change what a credential may do. */

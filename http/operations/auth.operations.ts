@@ -123,10 +123,14 @@ export const authOperations = [
     response: DataResponse(AuthContextResponse),
     // The body is computed and serialized once per cached credential (concurrent first requests share the load),
     // and dropped with the credential's cache entry: on expiry, or on any invalidation (see credential-cache.ts).
-    handler: async ({ principal, credentialHash, services, transaction }) => {
+    // Warm, the handler answers synchronously (no promise to await).
+    handler: ({ principal, credentialHash, services, transaction }) => {
       if (!principal) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential');
       const load = async () => serializeOnce({ data: toAuthContextResponse(await transaction((em) => loadAuthContext(em, principal))) });
-      return credentialHash ? services.credentials.remembered(credentialHash, services.clock.now().getTime(), load) : load();
+      if (!credentialHash) return load();
+      const now = services.clock.now().getTime();
+      const ready = services.credentials.computed(credentialHash, now) as Awaited<ReturnType<typeof load>> | undefined;
+      return ready ?? services.credentials.remembered(credentialHash, now, load);
     },
   }),
   defineOperation({
