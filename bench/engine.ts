@@ -18,6 +18,7 @@
  *   of one), and the audit and outbox rows are checked against the commands that succeeded.
  *
  * Run: `npm run bench:engine`, i.e. `node --expose-gc --import tsx bench/engine.ts` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
+ * Shorter runs and a CPU profile: see `support/engine-options.ts` (BENCH_SECONDS, BENCH_WORKLOADS, BENCH_CPU_PROFILE, ...).
  */
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -33,10 +34,13 @@ import { whole } from './support/grid.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 import { createRawInserter, cycleEntities, type Operation } from './support/workloads.ts';
+import { engineBenchOptions, startCpuProfile } from './support/engine-options.ts';
+import { databaseActivity, type ActivityDelta } from './support/database-activity.ts';
 
 const IDLE_ACTORS = 200_000;
 const RATE_SECONDS = 2;
-const LOOP: LoopSettings = { concurrency: 16, warmupSeconds: 3, durationSeconds: 10 };
+const OPTIONS = engineBenchOptions();
+const LOOP: LoopSettings = { concurrency: 16, warmupSeconds: OPTIONS.warmup, durationSeconds: OPTIONS.seconds };
 /** Per workload: 16 per lane, so a lane comes back to a job only after 15 other commands of its own. */
 const JOBS = 256;
 const COUNTED_COMMANDS = 320;
@@ -64,7 +68,7 @@ async function main(): Promise<void> {
   if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc (npm run bench:engine)');
   const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
-    const actors = idleActorPhase();
+    const actors = OPTIONS.skipActors ? { memory: [], rates: [] } : idleActorPhase();
 
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });
@@ -78,6 +82,8 @@ async function main(): Promise<void> {
     const jobs = await createJobs(services.engine, ctx, site.customerUserId, 2 * JOBS, LOOP.concurrency);
     const raw = await createRawInserter(database.url, config.databasePoolSize);
     cleanups.push({ name: 'close raw pool', run: () => raw.close() });
+    const activity = await databaseActivity(database.url);
+    cleanups.push({ name: 'close activity probe', run: () => activity.close() });
 
     // Separate jobs for the two command workloads: a job dispatch also moves its stop.
     let moves = 0;
@@ -87,26 +93,31 @@ async function main(): Promise<void> {
     };
     const jobCycle = counted(cycleEntities(services.engine, ctx, 'job', jobs.slice(0, JOBS).map((j) => j.id), LOOP.concurrency), 2);
     const stopCycle = counted(cycleEntities(services.engine, ctx, 'stop', jobs.slice(JOBS).map((j) => j.stopId), LOOP.concurrency), 1);
-    const workloads: [string, Operation][] = [
-      ['raw pg INSERT (1 row)', raw.operation],
-      ['job dispatch/return (+1 stop cascade)', jobCycle],
-      ['stop dispatch/return (no cascade)', stopCycle],
-      ['raw pg INSERT (1 row, again)', raw.operation],
-    ];
-    const measured: LoopResult[] = [];
-    for (const [name, operation] of workloads) measured.push(await measureLoop(name, LOOP, operation, progress));
+    const named = {
+      raw: ['raw pg INSERT (1 row)', raw.operation],
+      job: ['job dispatch/return (+1 stop cascade)', jobCycle],
+      stop: ['stop dispatch/return (no cascade)', stopCycle],
+    } as const;
+    const measured: (LoopResult & { postgres: ActivityDelta })[] = [];
+    let profiled = false;
+    for (const [index, key] of OPTIONS.workloads.entries()) {
+      const [base, operation] = named[key];
+      const name = key === 'raw' && OPTIONS.workloads.indexOf('raw') < index ? `${base.slice(0, -1)}, again)` : base;
+      const profileThis: boolean = !profiled && key === OPTIONS.profileWorkload && OPTIONS.profileFile !== undefined;
+      // A profile covers the measured part only: the warm-up runs first, outside it.
+      if (profileThis) await measureLoop(`${name} (warm-up)`, { ...LOOP, warmupSeconds: 0, durationSeconds: LOOP.warmupSeconds }, operation, progress);
+      const profiler = await startCpuProfile(profileThis ? OPTIONS.profileFile : undefined);
+      const before = await activity.sample();
+      const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress);
+      const postgres = (await activity.sample()).since(before);
+      await profiler.stop();
+      if (profileThis) progress(`CPU profile of ${name}: ${OPTIONS.profileFile}`);
+      profiled ||= profileThis;
+      progress(`${name}: PostgreSQL during warm-up and run: ${JSON.stringify(postgres)}`);
+      measured.push({ ...result, postgres });
+    }
 
-    progress(`counting SQL statements over ${COUNTED_COMMANDS} commands of each kind, ${LOOP.concurrency} in flight, then one at a time`);
-    const inFlight = (operation: Operation) => countQueries(COUNTED_COMMANDS, (i) => operation(i % LOOP.concurrency), LOOP.concurrency);
-    const queries: Record<string, QueryCount> = {
-      'job dispatch/return': await inFlight(jobCycle),
-      'stop dispatch/return': await inFlight(stopCycle),
-      'raw pg INSERT': await inFlight(raw.operation),
-    };
-    const alone: Record<string, QueryCount> = {
-      'job dispatch/return, alone': await countQueries(LONE_COMMANDS, () => jobCycle(0)),
-      'stop dispatch/return, alone': await countQueries(LONE_COMMANDS, () => stopCycle(0)),
-    };
+    const { queries, alone } = OPTIONS.skipCount ? { queries: {}, alone: {} } : await countStatements(jobCycle, stopCycle, raw.operation);
     // Every successful move must have left exactly one audit record and one outbox row in its transaction.
     const [written] = await inTenantScope(services.db.orm, { siteId: site.siteId }, (em) =>
       em.execute<{ audits: number; outbox: number; pending: number }[]>(
@@ -125,7 +136,7 @@ async function main(): Promise<void> {
     const baseline = raws.reduce((sum, m) => sum + m.perSecond, 0) / raws.length;
     const queriesOf = (workload: string) => Object.entries(queries).find(([name]) => workload.startsWith(name))?.[1];
     const rows: CommandRow[] = measured.map((m) => ({ ...m, ratioToRaw: m.perSecond / baseline, queries: queriesOf(m.workload) }));
-    const worstActors = Math.min(...actors.memory.map((m) => m.actorsPerGiB));
+    const worstActors = actors.memory.length === 0 ? Number.NaN : Math.min(...actors.memory.map((m) => m.actorsPerGiB));
     const worstRatio = Math.min(...rows.filter((r) => !r.workload.startsWith('raw')).map((r) => r.ratioToRaw));
     const setup = [
       machineLine(loadBefore),
@@ -136,6 +147,10 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${setup.join('\n')}\n\n${formatEngineReport(actors.memory, actors.rates, rows, alone)}\n\n`);
     process.stdout.write(`goal (≥ ${whole(GOALS.actorsPerGiB)} idle actors per GiB): ${verdict(worstActors >= GOALS.actorsPerGiB)} (${whole(worstActors)})\n`);
     process.stdout.write(`goal (commands ≥ ${GOALS.ratioToRaw}× raw inserts): ${verdict(worstRatio >= GOALS.ratioToRaw)} (${worstRatio.toFixed(2)}×)\n`);
+    if (OPTIONS.custom) {
+      progress(`options set (${OPTIONS.custom}): ${RESULTS_FILE} left as it was`);
+      return;
+    }
     writeResults(RESULTS_FILE, {
       date: new Date().toISOString(),
       node: process.version,
@@ -151,6 +166,22 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
+}
+
+/** The statements (round trips) each command costs: 16 in flight as measured, then one at a time (a group of one). */
+async function countStatements(jobCycle: Operation, stopCycle: Operation, rawInsert: Operation): Promise<{ queries: Record<string, QueryCount>; alone: Record<string, QueryCount> }> {
+  progress(`counting SQL statements over ${COUNTED_COMMANDS} commands of each kind, ${LOOP.concurrency} in flight, then one at a time`);
+  const inFlight = (operation: Operation) => countQueries(COUNTED_COMMANDS, (i) => operation(i % LOOP.concurrency), LOOP.concurrency);
+  const queries: Record<string, QueryCount> = {
+    'job dispatch/return': await inFlight(jobCycle),
+    'stop dispatch/return': await inFlight(stopCycle),
+    'raw pg INSERT': await inFlight(rawInsert),
+  };
+  const alone: Record<string, QueryCount> = {
+    'job dispatch/return, alone': await countQueries(LONE_COMMANDS, () => jobCycle(0)),
+    'stop dispatch/return, alone': await countQueries(LONE_COMMANDS, () => stopCycle(0)),
+  };
+  return { queries, alone };
 }
 
 main().catch((error: unknown) => {

@@ -2,7 +2,7 @@ import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import type { Clock } from './clock.ts';
-import { insertAuditAndOutbox } from '../persistence/outbox.ts';
+import { auditAndOutboxStatement } from '../persistence/outbox.ts';
 import { applyTransition, writePendingRecords, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
@@ -15,7 +15,7 @@ export type EngineDeps = {
   clock: Clock;
   maxActors?: number;
   idleMs?: number;
-  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 4). */
+  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 2). */
   groupCommit?: { maxBatch?: number; maxConcurrent?: number };
 };
 
@@ -63,9 +63,8 @@ export function createEngine(deps: EngineDeps): Engine {
   const transitions = new GroupCommit<{ applied: Applied; pending: PendingRecords }>({
     orm: deps.orm,
     ...deps.groupCommit,
-    beforeCommit: (em, values) =>
-      insertAuditAndOutbox(
-        em,
+    commitStatement: (values) =>
+      auditAndOutboxStatement(
         values.flatMap((v) => v.pending.audits),
         values.flatMap((v) => v.pending.events),
       ),

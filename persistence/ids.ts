@@ -1,6 +1,6 @@
-import { monotonicFactory } from 'ulid';
+import { monotonicUlidFactory } from './monotonic-ulid.ts';
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicUlidFactory();
 
 /** Id prefixes by kind: opaque, sortable, never sequential integers. */
 export const ID_PREFIXES = {

@@ -48,7 +48,13 @@ const json = (value: unknown): string | null => (value === null || value === und
  * in the order given (`outbox.seq` follows it), so pass them in event order, after the rows they describe are written.
  */
 export async function insertAuditAndOutbox(em: EntityManager, audits: AuditRecordValues[], events: DomainEvent[]): Promise<void> {
-  if (audits.length === 0 && events.length === 0) return;
+  const statement = auditAndOutboxStatement(audits, events);
+  if (statement) await em.execute(statement.sql, statement.params, 'run');
+}
+
+/** The statement `insertAuditAndOutbox` sends (`?` placeholders and their values), or null when there is nothing to write. */
+export function auditAndOutboxStatement(audits: AuditRecordValues[], events: DomainEvent[]): { sql: string; params: unknown[] } | null {
+  if (audits.length === 0 && events.length === 0) return null;
   const now = new Date();
   const params: unknown[] = [];
   for (const a of audits) {
@@ -62,5 +68,5 @@ export async function insertAuditAndOutbox(em: EntityManager, audits: AuditRecor
   const outboxInsert = `insert into outbox (${OUTBOX_COLUMNS}) values ${rows(events.length, 8)}`;
   const sql =
     audits.length === 0 ? outboxInsert : events.length === 0 ? auditInsert : `with audit as (${auditInsert}) ${outboxInsert}`;
-  await em.execute(sql, params, 'run');
+  return { sql, params };
 }

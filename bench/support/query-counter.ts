@@ -18,7 +18,7 @@ export type QueryCount = {
  * multi-statement query (control statements sent with the next one, in one round trip) shows each part, joined by `+`.
  */
 function shape(text: string): string {
-  const parts = text.split(/;\s+(?=savepoint |select set_config|update |insert |delete |select |with )/i);
+  const parts = text.split(/;\s+(?=savepoint |select set_config|update |insert |delete |select |with |commit|rollback)/i);
   return parts.length > 1 ? parts.map(shapeOne).join(' + ') : shapeOne(text);
 }
 
@@ -40,19 +40,24 @@ export async function countQueries(count: number, operation: (i: number) => Prom
   const original = prototype.query;
   const open = new WeakMap<object, string[]>();
   const seen = new Map<string, number>();
+  const relays = new WeakSet<string[]>();
   const tally = (owner: Owner, statements: string[]) => {
     for (const statement of statements) seen.set(`${owner}\t${statement}`, (seen.get(`${owner}\t${statement}`) ?? 0) + 1);
   };
   prototype.query = function (this: object, ...args: unknown[]) {
     const first = args[0];
-    const statement = shape(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
+    const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
+    const statement = shape(text);
     const transaction = statement === 'begin' ? [] : open.get(this);
     if (statement === 'begin') open.set(this, transaction!);
     if (!transaction) tally('none', [statement]);
     else transaction.push(statement);
-    if (transaction && (statement === 'commit' || statement === 'rollback')) {
+    // The relay's transaction takes its own advisory lock; commands take others (a driver's day in dispatch).
+    if (transaction && text.includes('outbox-relay')) relays.add(transaction);
+    // A COMMIT may carry statements queued before it (the group commit's audit and outbox INSERT): `... + commit`.
+    if (transaction && /(^| \+ )(commit|rollback)$/.test(statement)) {
       open.delete(this);
-      tally(transaction.includes('select pg_advisory_xact_lock') ? 'relay' : 'command', transaction);
+      tally(relays.has(transaction) ? 'relay' : 'command', transaction);
     }
     return original.apply(this, args);
   };

@@ -8,6 +8,11 @@ type Internals = {
   getConnection(): { transformRawResult(result: unknown, method: Method): unknown };
 };
 
+/** `sql` with `params` inlined as MikroORM itself inlines them (the text it would send). */
+export function formatSql(em: EntityManager, sql: string, params: readonly unknown[]): string {
+  return (em as unknown as Internals).getPlatform().formatQuery(sql, params);
+}
+
 /**
  * Makes `em.execute(sql, params, method)` (the raw SQL the command path writes with) go straight to the
  * transaction's connection: the same text MikroORM would send (values inlined by the platform), the same result

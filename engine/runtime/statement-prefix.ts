@@ -9,29 +9,37 @@ type QueryConfig = { text?: unknown; values?: unknown[] };
 type Callback = (error: Error | null, result: unknown) => void;
 
 /**
- * Lets a transaction send short control statements (a SAVEPOINT, a `set_config`) in the same round trip as the
- * statement that follows them, instead of one round trip each: on a loaded machine each round trip costs a socket
- * write, a wake-up of the PostgreSQL backend and a turn of the event loop, which is most of a command's cost.
+ * Lets a transaction send short statements (a SAVEPOINT, a `set_config`, the batch's audit and outbox INSERT) in the
+ * same round trip as the statement that follows them, instead of one round trip each: on a loaded machine each round
+ * trip costs a socket write, a wake-up of the PostgreSQL backend and a turn of the event loop, which is most of a
+ * command's cost.
  *
  * MikroORM sends every statement as text with its values inlined (no bind parameters), so the next statement can
  * carry the prefix as one multi-statement simple query; its result is the last statement's. A statement with bind
- * parameters gets the prefix queued as its own query just before it (the driver keeps the order). Only the
- * transaction's own connection is touched, until `detach()`.
+ * parameters gets the prefix queued as its own query just before it (the driver keeps the order). Statements queued
+ * last go out with the transaction's COMMIT; if one of them fails, the COMMIT in the same query never runs, so a
+ * ROLLBACK follows at once and the connection goes back to the pool out of any transaction.
  */
 export type StatementPrefix = {
   /** Queues one statement (no `;` of its own) to go out with the next statement. */
   add(statement: string): void;
+  /** Statements queued and not sent yet. */
+  readonly pending: number;
   /** True once every queued statement has been sent. */
   readonly flushed: boolean;
-  /** Drops the statements not sent yet. */
-  discard(): void;
+  /** Drops the statements not sent yet, but the first `keep` of them. */
+  discard(keep?: number): void;
   /** Quotes a string as an SQL literal. */
   literal(value: string): string;
   /** Sends one statement (text only, values inlined) on the transaction's connection, with the queued prefix. */
   run(text: string): Promise<unknown>;
-  /** Restores the connection; anything still queued is dropped. */
+  /** Stops queuing on this connection; anything still queued is dropped. */
   detach(): void;
 };
+
+/** Per connection: what its current transaction queued. The wrapper around `query` is installed once and stays. */
+type ConnectionState = { queued: string[]; owner: object | null };
+const states = new WeakMap<PgConnection, ConnectionState>();
 
 /** The `pg` connection under a MikroORM transaction (knex's transaction client hands back its one connection). */
 async function connectionOf(tx: EntityManager): Promise<PgConnection> {
@@ -40,16 +48,28 @@ async function connectionOf(tx: EntityManager): Promise<PgConnection> {
   return context.client.acquireConnection();
 }
 
-export async function attachStatementPrefix(tx: EntityManager): Promise<StatementPrefix> {
-  const connection = await connectionOf(tx);
-  const original = connection.query;
-  const ownBefore = Object.hasOwn(connection, 'query');
-  let queued: string[] = [];
-
+/**
+ * Wraps the connection's `query` for good, rather than per transaction: a connection goes back to the pool when its
+ * transaction ends, possibly before the owner restores anything, and the next owner's wrapper must not be undone by
+ * the previous one's. With nothing queued, the wrapper passes the call straight through.
+ */
+function stateOf(connection: PgConnection): ConnectionState {
+  let state = states.get(connection);
+  if (state) return state;
+  const current: ConnectionState = { queued: [], owner: null };
+  state = current;
+  states.set(connection, current);
+  // Looked up at each call, not kept: a wrapper installed on the prototype later (the bench's statement counter) still sees every query.
+  const ownQuery = Object.hasOwn(connection, 'query') ? connection.query : undefined;
+  const query = () => ownQuery ?? (Object.getPrototypeOf(connection) as PgConnection).query;
+  const original = {
+    apply: (self: PgConnection, args: unknown[]) => query().apply(self, args),
+    call: (self: PgConnection, ...args: unknown[]) => query().apply(self, args),
+  };
   connection.query = function (this: PgConnection, ...args: unknown[]) {
-    if (queued.length === 0) return original.apply(this, args);
-    const prefix = queued;
-    queued = [];
+    if (current.queued.length === 0) return original.apply(this, args);
+    const prefix = current.queued;
+    current.queued = [];
     const [config, callback] = args as [QueryConfig | undefined, unknown];
     const inline = config && typeof config === 'object' && typeof config.text === 'string' && !config.values?.length && typeof callback === 'function';
     if (!inline) {
@@ -57,28 +77,48 @@ export async function attachStatementPrefix(tx: EntityManager): Promise<Statemen
       void (original.call(this, prefix.join('; ')) as Promise<unknown>).catch(() => undefined);
       return original.apply(this, args);
     }
+    const text = config.text as string;
     const skip = prefix.length;
-    return original.call(this, { ...config, text: `${prefix.join('; ')}; ${config.text as string}` }, (error: Error | null, result: unknown) => {
+    return original.call(this, { ...config, text: `${prefix.join('; ')}; ${text}` }, (error: Error | null, result: unknown) => {
+      // A failed prefix skips the COMMIT it travelled with: end the transaction before the connection is reused.
+      if (error && /^\s*commit\b/i.test(text)) void (original.call(this, 'rollback') as Promise<unknown>).catch(() => undefined);
       const own = Array.isArray(result) ? result.slice(skip) : result;
       (callback as Callback)(error, Array.isArray(own) && own.length === 1 ? own[0] : own);
     });
   };
+  return current;
+}
 
+export async function attachStatementPrefix(tx: EntityManager): Promise<StatementPrefix> {
+  const connection = await connectionOf(tx);
+  const state = stateOf(connection);
+  // Only the current owner touches the queue: a late `detach` after the connection changed hands does nothing.
+  const owner = {};
+  state.owner = owner;
+  state.queued = [];
+  const mine = () => state.owner === owner;
   return {
-    add: (statement) => void queued.push(statement),
-    get flushed() {
-      return queued.length === 0;
+    add: (statement) => {
+      if (mine()) state.queued.push(statement);
     },
-    discard: () => void (queued = []),
+    get pending() {
+      return mine() ? state.queued.length : 0;
+    },
+    get flushed() {
+      return !mine() || state.queued.length === 0;
+    },
+    discard: (keep = 0) => {
+      if (mine()) state.queued = state.queued.slice(0, keep);
+    },
     literal: (value) => connection.escapeLiteral(value),
     run: (text) =>
       new Promise((resolve, reject) => {
         connection.query({ text }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
       }),
     detach() {
-      queued = [];
-      if (ownBefore) connection.query = original;
-      else delete (connection as Partial<PgConnection>).query;
+      if (!mine()) return;
+      state.owner = null;
+      state.queued = [];
     },
   };
 }

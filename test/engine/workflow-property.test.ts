@@ -1,4 +1,5 @@
 import * as fc from 'fast-check';
+import { transition } from 'xstate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { applyEvent, initialSnapshot } from '../../machines/entity-snapshot.ts';
@@ -31,6 +32,33 @@ describe('generated machines (pure)', () => {
           snapshot = next ?? snapshot;
         }
         expect(observed).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('move exactly as XState itself would (state, status, and what `can` says), phase events included', () => {
+    let version = 0;
+    const phaseEvents = ['dispatch', 'accept', 'start', 'complete', 'fail', 'cancel', 'return'] as const;
+    fc.assert(
+      fc.property(workflowArbitrary, walkArbitrary, (workflow, walk) => {
+        version += 1;
+        const machine = buildEntityMachine({ id: `wfl_same_${version}`, entityType: 'job', version: 1, states: workflow.states.map((s) => ({ ...s, id: `wfs_${s.key}` })), transitions: workflow.transitions });
+        let snapshot = initialSnapshot(machine);
+        for (const [pick, role] of walk) {
+          const target = workflow.states[pick % workflow.states.length]!;
+          const event =
+            pick % 3 === 0
+              ? ({ type: `job.${phaseEvents[pick % phaseEvents.length]!}`, role, facts } as const)
+              : ({ type: 'state.move', to: target.key, role, facts } as const);
+          const ours = applyEvent(machine, snapshot, event);
+          const allowed = snapshot.can(event);
+          expect(ours !== null).toBe(allowed);
+          if (!ours) continue;
+          const [theirs] = transition(machine, snapshot, event);
+          expect({ value: ours.value, status: ours.status }).toEqual({ value: theirs.value, status: theirs.status });
+          snapshot = ours;
+        }
       }),
       { numRuns: 300 },
     );
