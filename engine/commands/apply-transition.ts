@@ -1,6 +1,6 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot } from '../../machines/entity-machine.ts';
+import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
 import { allowedMoves, applyEvent, currentState, persistSnapshot, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import { auditRecordValues, type AuditActor, type AuditRecordValues } from '../../persistence/audit.ts';
@@ -93,7 +93,7 @@ export async function applyTransition(
   const cached = scope.registry.get(siteId, id, scope.clock.now().getTime());
   const known = scope.touched.get(id) ?? cached;
   if (!loaded && known) {
-    const planned = await plan(scope, kind, known.workflowId, known.snapshot, request, notes);
+    const planned = await plan(scope, kind, id, known.workflowId, known.snapshot, request, notes);
     if (planned) {
       const row = await update(scope, kind, id, known.version, planned, notes);
       if (row) return applied(scope, kind, id, row, planned);
@@ -112,7 +112,7 @@ export async function applyTransition(
       : cached && cached.version === entity.version
         ? cached.snapshot
         : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
-  const event = toEvent(workflow, kind, request, actor.role, notes);
+  const event = toEvent(workflow, kind, request, actor.role, await moveFacts(scope, workflow, kind, id, notes));
   const next = applyEvent(machine, snapshot, event);
   if (!next) throw invalidTransition(kind, id, workflow, snapshot, request, actor.role);
   const planned = { workflow, snapshot, next, event, now: scope.clock.now() };
@@ -125,6 +125,7 @@ export async function applyTransition(
 async function plan(
   scope: CommandScope,
   kind: EntityKind,
+  id: string,
   workflowId: string,
   snapshot: EntitySnapshot,
   request: TransitionRequest,
@@ -132,7 +133,7 @@ async function plan(
 ): Promise<Planned | null> {
   const workflow = await workflowById(scope.em, workflowId);
   if (request.kind === 'move' && !workflow.states.some((s) => s.id === request.toStateId)) return null;
-  const event = toEvent(workflow, kind, request, scope.actor.role, notes);
+  const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, id, notes));
   const next = applyEvent(buildEntityMachine(workflow), snapshot, event);
   return next ? { workflow, snapshot, next, event, now: scope.clock.now() } : null;
 }
@@ -215,14 +216,29 @@ function applied(scope: CommandScope, kind: EntityKind, id: string, row: EntityR
   return { kind, entity, workflow, from, to };
 }
 
-function toEvent(workflow: Workflow, kind: EntityKind, request: TransitionRequest, role: ActingRole, notes: { cancellationNotes?: string }): EntityEvent {
-  const facts = { hasCancellationNotes: Boolean(notes.cancellationNotes?.trim()), hasAttachment: false };
+function toEvent(workflow: Workflow, kind: EntityKind, request: TransitionRequest, role: ActingRole, facts: MoveFacts): EntityEvent {
   if (request.kind === 'phase') return { type: `${kind}.${request.event}`, role, facts };
   const target = workflow.states.find((s) => s.id === request.toStateId);
   if (!target) {
     throw DomainError.invalid('UNKNOWN_STATE_ID', `${request.toStateId} is not a state of this ${kind}'s workflow`, 'workflow_state_id');
   }
   return { type: 'state.move', to: target.key, role, facts };
+}
+
+/**
+ * What a move's `requires` may ask of the entity. The attachment fact costs a query, so it is read only when the
+ * workflow has a move that requires one: a job's ready (confirmed) attachment, for a stop its job's; a route has none.
+ */
+async function moveFacts(scope: CommandScope, workflow: Workflow, kind: EntityKind, id: string, notes: { cancellationNotes?: string }): Promise<MoveFacts> {
+  const hasCancellationNotes = Boolean(notes.cancellationNotes?.trim());
+  if (kind === 'route' || !workflow.transitions.some((t) => t.requires?.includes('attachment'))) return { hasCancellationNotes, hasAttachment: false };
+  const job = kind === 'job' ? '?' : '(select job_id from stop where id = ?)';
+  const [row] = await scope.em.execute<{ ready: boolean }[]>(
+    `select exists (select 1 from job_attachment ja join attachment a on a.id = ja.attachment_id
+       where ja.job_id = ${job} and a.status = 'ready' and a.is_active) as ready`,
+    [id],
+  );
+  return { hasCancellationNotes, hasAttachment: row?.ready === true };
 }
 
 function invalidTransition(kind: EntityKind, id: string, workflow: Workflow, snapshot: EntitySnapshot, request: TransitionRequest, role: ActingRole): DomainError {

@@ -7,7 +7,7 @@ import { toAttachmentSettings } from '../../engine/attachments/attachment-settin
 import { S3AttachmentStorage } from '../../engine/attachments/s3-storage.ts';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
-import { createJob } from '../support/job-fixtures.ts';
+import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
@@ -165,6 +165,23 @@ describe('attachments', () => {
     const none = await acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'a.pdf', content_type: 'application/pdf' });
     expect(none.body.code).toBe('SIZE_REQUIRED');
     expect((await acme.as.driver.post('/api/attachment/presign', { file_name: 'a.gif', content_type: 'image/gif', size_bytes: 10 })).status).toBe(201);
+  });
+
+  it('a workflow move that requires an attachment passes only once the job has a ready one', async () => {
+    type Workflow = { states: Record<string, unknown>[]; transitions: Record<string, unknown>[] };
+    const current = await globex.as.admin.get<One<Workflow>>('/api/workflow?entity_type=job');
+    const states = [...current.body.data.states, { key: 'proof_filed', name: 'Proof filed', phase: 'unassigned', is_initial: false, is_terminal: false }];
+    const transitions = [...current.body.data.transitions, { from: 'created', to: 'proof_filed', requires: ['attachment'] }, { from: 'proof_filed', to: 'created' }];
+    expect((await globex.as.admin.put('/api/workflow', { entity_type: 'job', states, transitions })).status).toBe(200);
+    const job = await createJob(globex.as.dispatcher);
+    const proofFiled = (await stateIds(globex.as.admin, 'job')).proof_filed;
+    const refused = await globex.as.dispatcher.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
+    expect([refused.status, refused.body.code]).toEqual([409, 'INVALID_TRANSITION']);
+
+    const attachment = await readyAttachment(globex, 'dispatcher');
+    expect((await globex.as.dispatcher.post('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment] })).status).toBe(200);
+    const moved = await globex.as.dispatcher.post<One<{ workflow_state_id: string }>>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
+    expect([moved.status, moved.body.data.workflow_state_id]).toEqual([200, proofFiled]);
   });
 
   it("keeps attachments to their site and, for drivers and customers, to their uploader", async () => {
