@@ -12,6 +12,8 @@
  * command path before each timed series (not timed), one stop each at a random point. Decisions run one at a time.
  *
  * Run: `npm run bench:dispatch` (a few minutes). Progress on stderr, table on stdout, JSON in bench/results/dispatch.json.
+ * `BENCH_DISPATCH_SIZES=1000` runs one size, `BENCH_DISPATCH_SAMPLES=30` takes fewer decisions per series, and
+ * `BENCH_CPU_PROFILE=<prefix>` writes a V8 CPU profile of each timed series to `<prefix>-<size>-<strategy>.cpuprofile`.
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -32,6 +34,7 @@ import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
+import { profiledSeries } from './support/dispatch-profile.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 
@@ -76,25 +79,27 @@ async function main(): Promise<void> {
         const engineCpu: number[] = [];
         const decideOnly: number[] = [];
         const brute: number[] = [];
-        for (const [i, jobId] of jobs.entries()) {
-          const cpu = process.cpuUsage();
-          const started = performance.now();
-          await services.engine.command(ctx, `job:${jobId}`, (scope) =>
-            dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
-          );
-          const elapsed = performance.now() - started;
-          const cpuUsed = process.cpuUsage(cpu);
-          // The same decision without writing: where the time goes.
-          const next = jobs[(i + 1) % jobs.length]!;
-          const decided = await timeDecisionOnly(services.db.orm, site.siteId, next, strategy, teamId, deps);
-          const bruteMs = await timeBruteForce(services.db.orm, site.siteId, teamId, strategy);
-          if (i >= WARMUP) {
-            engine.push(elapsed);
-            engineCpu.push((cpuUsed.user + cpuUsed.system) / 1000);
-            decideOnly.push(decided);
-            brute.push(bruteMs);
+        await profiledSeries(`${size}-${strategy}`, async () => {
+          for (const [i, jobId] of jobs.entries()) {
+            const cpu = process.cpuUsage();
+            const started = performance.now();
+            await services.engine.command(ctx, `job:${jobId}`, (scope) =>
+              dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
+            );
+            const elapsed = performance.now() - started;
+            const cpuUsed = process.cpuUsage(cpu);
+            // The same decision without writing: where the time goes.
+            const next = jobs[(i + 1) % jobs.length]!;
+            const decided = await timeDecisionOnly(services.db.orm, site.siteId, next, strategy, teamId, deps);
+            const bruteMs = await timeBruteForce(services.db.orm, site.siteId, teamId, strategy);
+            if (i >= WARMUP) {
+              engine.push(elapsed);
+              engineCpu.push((cpuUsed.user + cpuUsed.system) / 1000);
+              decideOnly.push(decided);
+              brute.push(bruteMs);
+            }
           }
-        }
+        }, progress);
         rows.push({ drivers: size, strategy, engine: percentiles(engine), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]! });
         progress(`${size} ${strategy}: p50 ${ms(percentiles(engine).p50)} ms, p99 ${ms(percentiles(engine).p99)} ms`);
       }

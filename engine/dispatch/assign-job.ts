@@ -1,12 +1,14 @@
 import { applyTransition, type CommandScope } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
-import { addJobToRoute, loadRoute, openRouteFor, type RouteRecord } from '../routes/route-membership.ts';
-import { insertDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import { jobFromRow } from '../jobs/job-view.ts';
+import { joinRouteWithDriver, loadRoute, openDriverDayRoute, type RouteRecord } from '../routes/route-membership.ts';
+import { dispatchInsert, insertDispatch, recordInsertedDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
 import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
-import { namedDecision, siteTimezone } from './decide.ts';
-import { loadDriverFacts, type DriverFacts } from './driver-facts.ts';
-import { assertDispatchableZone, loadJobTarget, type JobTarget } from './job-target.ts';
+import { namedDecision } from './decide.ts';
+import type { DriverFacts } from './driver-facts.ts';
+import { driverFacts, indexedDriverFacts } from './driver-index.ts';
+import { assertDispatchableZone, toJobTarget, type JobTarget } from './job-target.ts';
 
 export type AssignInput = {
   jobId: string;
@@ -24,7 +26,7 @@ export type AssignInput = {
   /** The driver took the job themself (a pool claim): acceptance is recorded at once. */
   acceptedByDriver?: boolean;
   /** Read and checked earlier in this transaction (a strategy decision): not read again. */
-  loaded?: { job: JobTarget; driver: DriverFacts };
+  loaded?: { job: JobTarget; driver: DriverFacts; timezone: string };
 };
 
 export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: DriverFacts; job: JobTarget };
@@ -42,12 +44,13 @@ export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: Driv
  */
 export async function assignJob(scope: CommandScope, input: AssignInput): Promise<Assigned> {
   const { em, siteId } = scope;
-  const job = input.loaded?.job ?? (await loadJobTarget(em, siteId, input.jobId));
+  // The job, the named driver and the site's time zone in one round trip, unless a decision read them already.
+  const loaded = input.loaded ?? (await loadForAssignment(scope, input));
+  const { job, driver, timezone } = loaded;
   if (job.phase !== 'unassigned') {
     throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched (return it first)`, 'job_id');
   }
   if (!input.loaded) await assertDispatchableZone(em, job);
-  const [driver] = input.loaded ? [input.loaded.driver] : await loadDriverFacts(em, siteId, { userIds: [input.driverId] });
   if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${input.driverId} is not a worker of this site`, 'driver_id');
   if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
   const vehicleId = input.vehicleId ?? driver.defaultVehicleId;
@@ -56,22 +59,14 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   }
   if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
 
-  const route = input.routeId
-    ? await loadRoute(scope, input.routeId)
-    : await openRouteFor(scope, { driverUserId: driver.userId, vehicleId, serviceDate: await serviceDate(scope, job), teamId: input.teamId ?? null });
-  await addJobToRoute(scope, route.id, job.id);
-  // Same transaction as the move below and no version of its own: the state_change event shows the driver.
-  await em.execute('update job set driver_user_id = ? where id = ? and site_id = ?', [driver.userId, job.id, siteId]);
-  const applied = await applyTransition(scope, 'job', job.id, { kind: 'phase', event: 'dispatch' });
-  await applyCascades(scope, applied, {});
-  await dispatchRoute(scope, route);
-
-  await supersedeOthers(scope, job.id, input.dispatchId);
+  const opened = input.routeId
+    ? { route: await loadRoute(scope, input.routeId), created: false }
+    : await openDriverDayRoute(scope, { driverUserId: driver.userId, vehicleId, serviceDate: serviceDate(scope, job, timezone), teamId: input.teamId ?? null, jobIds: [job.id] });
   const now = scope.clock.now();
   const accepted = input.acceptedByDriver === true;
   const fields = {
     job_id: job.id,
-    route_id: route.id,
+    route_id: opened.route.id,
     team_id: input.teamId ?? null,
     assigned_to_driver_id: driver.userId,
     assigned_to_vehicle_id: vehicleId,
@@ -82,11 +77,34 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     dispatched_at: now,
     decision: input.decision ?? namedDecision(accepted ? 'claim' : 'manual', driver, now),
   };
-  const dispatch = input.dispatchId
-    ? await updateDispatch(scope, input.dispatchId, fields, "status = 'pending' and is_active", [], 'dispatch')
-    : await insertDispatch(scope, { ...fields, method: input.method });
+  // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
+  const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);
+  // A new record with nothing to supersede first is inserted by the join's statement (its audit and event are
+  // still recorded after the moves below, in the order they happen).
+  const insertWithJoin = !input.dispatchId && !supersede;
+  // The job joins the route with its driver in one write; the move below starts from the row it returned, so the
+  // state_change event shows the driver and the route.
+  const { jobRow, route, inserted } = await joinRouteWithDriver(scope, opened, job, driver.userId, insertWithJoin ? dispatchInsert(scope, { ...fields, method: input.method }) : undefined);
+  const applied = await applyTransition(scope, 'job', job.id, { kind: 'phase', event: 'dispatch' }, {}, jobFromRow(jobRow));
+  await applyCascades(scope, applied, {});
+  await dispatchRoute(scope, route);
+
+  if (supersede) await supersedeOthers(scope, job.id, input.dispatchId);
+  const dispatch = insertWithJoin
+    ? recordInsertedDispatch(scope, inserted as DispatchRow)
+    : input.dispatchId
+      ? await updateDispatch(scope, input.dispatchId, fields, "status = 'pending' and is_active", [], 'dispatch')
+      : await insertDispatch(scope, { ...fields, method: input.method });
   if (!dispatch) throw DomainError.conflict('DISPATCH_CHANGED', `Dispatch ${input.dispatchId} is no longer pending`);
   return { dispatch, route, driver, job };
+}
+
+async function loadForAssignment(scope: CommandScope, input: AssignInput): Promise<{ job: JobTarget; driver: DriverFacts | undefined; timezone: string }> {
+  const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId: input.jobId });
+  const driver = indexed.drivers.find((d) => d.userId === input.driverId);
+  // The index's objects change in place as later reads apply changes: the assignment keeps its own copy.
+  const copy = driver ? driverFacts(driver, driver.availability, driver.position, driver.load, driver.busy) : undefined;
+  return { job: toJobTarget(indexed.jobRows, input.jobId), driver: copy, timezone: indexed.timezone };
 }
 
 /**
@@ -97,17 +115,25 @@ export async function dispatchRoute(scope: CommandScope, route: RouteRecord): Pr
   if (route.phase !== 'unassigned') return;
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   try {
-    const applied = await applyTransition(system, 'route', route.id, { kind: 'phase', event: 'dispatch' });
+    // `route` is the row as this command last wrote or read it (for update): the move needs no read of its own.
+    const applied = await applyTransition(system, 'route', route.id, { kind: 'phase', event: 'dispatch' }, {}, route);
     await applyCascades(system, applied, {});
   } catch (error) {
     if (!(error instanceof DomainError && error.code === 'INVALID_TRANSITION')) throw error;
   }
 }
 
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The day the job is worked, on the site's calendar: its window's start, else today. */
-async function serviceDate(scope: CommandScope, job: JobTarget): Promise<string> {
+function serviceDate(scope: CommandScope, job: JobTarget, timezone: string): string {
   const instant = new Date(job.window?.start ?? scope.clock.now().getTime());
-  return new Intl.DateTimeFormat('en-CA', { timeZone: await siteTimezone(scope.em, scope.siteId), year: 'numeric', month: '2-digit', day: '2-digit' }).format(instant);
+  let format = dayFormats.get(timezone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(timezone, format);
+  }
+  return format.format(instant);
 }
 
 async function assertVehicle(scope: CommandScope, vehicleId: string): Promise<void> {

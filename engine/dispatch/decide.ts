@@ -3,8 +3,8 @@ import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { ZoneSchema } from '../../persistence/entities/zone.entity.ts';
 import type { MappingProvider } from '../mapping/mapping-provider.ts';
 import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion, type Strategy } from './dispatch-types.ts';
-import { addBusyWindows, loadDriverFacts, type DriverFacts } from './driver-facts.ts';
-import { indexedDriverFacts, invalidateDriverIndex } from './driver-index.ts';
+import { busyWindows, type DriverFacts } from './driver-facts.ts';
+import { driverFacts, indexedDriverFacts, type IndexedDrivers } from './driver-index.ts';
 import { shortlist } from './driver-index-shortlist.ts';
 import { exclusionReason, legsTo, type EligibilityOptions } from './evaluate.ts';
 import type { JobTarget } from './job-target.ts';
@@ -19,45 +19,51 @@ export type DecisionInput = {
   mapping: MappingProvider;
   /** The request gives no vehicle: drivers without a default vehicle cannot be chosen. */
   requireVehicle: boolean;
+  /** The drivers already read in this transaction (with the job, see `indexedDriverFacts`); read here when absent. */
+  indexed?: IndexedDrivers;
 };
 
-export type Decision = { decision: DispatchDecision; winner: DriverFacts | null; cursorKey: string };
+/** `timezone`: the site's, read with the drivers (the caller's service day is on its calendar). */
+export type Decision = { decision: DispatchDecision; winner: DriverFacts | null; cursorKey: string; timezone: string };
 
 /**
- * Picks the driver for a job: takes the drivers from the site's in-memory index (slow facts cached under the fleet
- * version, availability, positions and loads read in one statement; busy windows when the job has a window), leaves
- * out the ineligible ones with their reason, measures a shortlist (the nearest by great-circle distance, see
- * `shortlist`) to the first stop through the mapping provider, and ranks them by the strategy. The winner is then
- * re-read from the tables in this transaction and re-checked: if the index was stale for it (e.g. it went offline
- * after the statement that read the states), the decision is made again from the tables, so a stale index can cost
- * time but never dispatch to a driver the transaction sees as unavailable. Round-robin reads its cursor `for update`,
- * so concurrent decisions in the same scope queue behind each other until the caller's transaction ends; the caller
- * advances it with {@link advanceCursor}.
+ * Picks the driver for a job: takes the drivers from the site's in-memory index (kept exact by one statement that
+ * reads what changed since the previous decision, see driver-index.ts; busy windows read when the job has a
+ * window), leaves out the ineligible ones with their reason, measures a shortlist (the nearest by great-circle
+ * distance, see `shortlist`) to the first stop through the mapping provider, and ranks them by the strategy.
+ * Round-robin reads its cursor `for update`, so concurrent decisions in the same scope queue behind each other
+ * until the caller's transaction ends; the caller advances it with {@link advanceCursor}.
  */
 export async function decide(em: EntityManager, siteId: string, input: DecisionInput): Promise<Decision> {
   const { job, strategy } = input;
   const cursorKey = input.teamId ? `team:${input.teamId}` : 'site';
   const [indexed, cursor, pickupZoneIds] = await Promise.all([
-    indexedDriverFacts(em, siteId, { teamId: input.teamId, onlyAvailable: true }),
+    input.indexed ?? indexedDriverFacts(em, siteId, { teamId: input.teamId }),
     strategy === 'round-robin' ? lockCursor(em, siteId, cursorKey) : Promise.resolve(null),
     strategy === 'zone-based' ? serviceZonesAt(em, job) : Promise.resolve(undefined),
   ]);
-  if (job.window !== null && indexed.drivers.length > 0) await addBusyWindows(em, siteId, indexed.drivers, job.id);
+  const drivers = job.window !== null && indexed.drivers.length > 0 ? await withBusyWindows(em, siteId, indexed.drivers, job.id) : indexed.drivers;
   const options: EligibilityOptions = {
     at: new Date(job.window?.start ?? input.now.getTime()), timezone: indexed.timezone, job, considerSchedule: true, considerConflicts: true,
     requireAvailable: true, pickupZoneIds, requireVehicle: input.requireVehicle,
   };
-  const first = await rankAndRecord(indexed.drivers, options, input, cursor, cursorKey);
-  if (!first.winner) return first;
-  const [fresh] = await loadDriverFacts(em, siteId, { userIds: [first.winner.userId], withBusyWindows: job.window !== null, excludeJobId: job.id });
-  if (fresh && exclusionReason(fresh, options) === null) return { ...first, winner: fresh };
-  // The index was behind the tables for the winner: decide again from the tables alone.
-  invalidateDriverIndex(siteId);
-  const drivers = await loadDriverFacts(em, siteId, { teamId: input.teamId, withBusyWindows: job.window !== null, excludeJobId: job.id });
-  return rankAndRecord(drivers, options, input, cursor, cursorKey);
+  const decided = await rankAndRecord(drivers, options, input, cursor, cursorKey);
+  // The index's objects change in place as later decisions read changes: the caller gets its own copy.
+  const winner = decided.winner;
+  return { ...decided, winner: winner ? driverFacts(winner, winner.availability, winner.position, winner.load, winner.busy) : null, timezone: indexed.timezone };
 }
 
-async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions, input: DecisionInput, cursor: string | null, cursorKey: string): Promise<Decision> {
+/** The drivers with their open jobs' windows (copies of those who have any: the index's objects stay as they are). */
+async function withBusyWindows(em: EntityManager, siteId: string, drivers: DriverFacts[], jobId: string): Promise<DriverFacts[]> {
+  const windows = await busyWindows(em, siteId, jobId);
+  if (windows.size === 0) return drivers;
+  return drivers.map((d) => {
+    const busy = windows.get(d.userId);
+    return busy ? driverFacts(d, d.availability, d.position, d.load, busy) : d;
+  });
+}
+
+async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions, input: DecisionInput, cursor: string | null, cursorKey: string): Promise<Omit<Decision, 'timezone'>> {
   const { strategy, now } = input;
   const eligible: DriverFacts[] = [];
   const exclusions: Exclusion[] = [];

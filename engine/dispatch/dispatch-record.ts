@@ -52,16 +52,34 @@ const COLUMNS = [
  *   then the caller maps it to 409)
  */
 export async function insertDispatch(scope: CommandScope, values: NewDispatch): Promise<DispatchRow> {
+  const { sql, params } = dispatchInsert(scope, values);
+  const [inserted] = await scope.em.execute<DispatchRow[]>(sql, params);
+  return recordInsertedDispatch(scope, inserted!);
+}
+
+/** The `insert ... returning *` of a dispatch record, for a caller that sends it inside another statement (a CTE). */
+export function dispatchInsert(scope: CommandScope, values: NewDispatch): { sql: string; params: unknown[] } {
   const now = new Date();
   const row: Record<string, unknown> = { ...values, created_by_user_id: values.created_by_user_id ?? scope.actor.userId };
   const params = COLUMNS.map((c) => (c === 'decision' || c === 'plan' ? JSON.stringify(row[c] ?? null) : (row[c] ?? (c === 'require_confirmation' || c === 'driver_accepted' ? false : null))));
-  const [inserted] = await scope.em.execute<DispatchRow[]>(
-    `insert into dispatch (id, site_id, ${COLUMNS.join(', ')}, created_at, updated_at)
+  return {
+    sql: `insert into dispatch (id, site_id, ${COLUMNS.join(', ')}, created_at, updated_at)
      values (?, ?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?) returning *`,
-    [newId('dispatch'), scope.siteId, ...params, now, now],
-  );
-  record(scope, 'create', null, inserted!);
-  return inserted!;
+    params: [newId('dispatch'), scope.siteId, ...params, now, now],
+  };
+}
+
+const TIMESTAMPS = ['driver_accepted_at', 'dispatch_at', 'dispatched_at', 'completed_at', 'posted_at', 'created_at', 'updated_at'] as const;
+
+/**
+ * Records an inserted dispatch (audit record, `dispatch:created`); a row that came back as JSON (`to_jsonb`) gets
+ * its timestamps as dates first, as a plain `returning *` gives them.
+ */
+export function recordInsertedDispatch(scope: CommandScope, inserted: DispatchRow): DispatchRow {
+  const row = { ...inserted };
+  for (const column of TIMESTAMPS) if (typeof row[column] === 'string') row[column] = new Date(row[column]);
+  record(scope, 'create', null, row);
+  return row;
 }
 
 /**

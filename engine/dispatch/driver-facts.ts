@@ -107,6 +107,12 @@ function toFacts(row: Row): DriverFacts {
 
 /** The time windows of the drivers' open jobs (of the named drivers only, when given), for the conflict check. */
 export async function addBusyWindows(em: EntityManager, siteId: string, facts: DriverFacts[], excludeJobId: string | undefined, userIds?: string[]): Promise<void> {
+  const windows = await busyWindows(em, siteId, excludeJobId, userIds);
+  for (const driver of facts) driver.busy.push(...(windows.get(driver.userId) ?? []));
+}
+
+/** The time windows of open jobs (but `excludeJobId`), by driver; of the named drivers only, when given. */
+export async function busyWindows(em: EntityManager, siteId: string, excludeJobId: string | undefined, userIds?: string[]): Promise<Map<string, Window[]>> {
   const rows = await em.execute<{ driver_user_id: string; after: Date | null; before: Date | null }[]>(
     `select j.driver_user_id, min(s.complete_after) as after, max(s.complete_before) as before
      from job j join stop s on s.job_id = j.id and s.site_id = j.site_id
@@ -115,10 +121,13 @@ export async function addBusyWindows(em: EntityManager, siteId: string, facts: D
      group by j.id, j.driver_user_id`,
     userIds ? [siteId, excludeJobId ?? '', userIds] : [siteId, excludeJobId ?? ''],
   );
-  const byDriver = new Map(facts.map((f) => [f.userId, f]));
+  const byDriver = new Map<string, Window[]>();
   for (const row of rows) {
     const window = windowOf([{ after: row.after, before: row.before }]);
-    const driver = byDriver.get(row.driver_user_id);
-    if (window && driver) driver.busy.push(window);
+    if (!window) continue;
+    const list = byDriver.get(row.driver_user_id) ?? [];
+    list.push(window);
+    byDriver.set(row.driver_user_id, list);
   }
+  return byDriver;
 }

@@ -23,37 +23,105 @@ const EARTH_RADIUS_METERS = 6_371_008.8;
  * as the crow flies. A larger K bounds that risk; the recorded decision still shows the times actually measured.
  */
 export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: LatLng | null, perGroup = SHORTLIST_PER_GROUP): number[] {
-  const all = drivers.map((_, i) => i);
-  if (strategy === 'round-robin' || !target || drivers.length <= perGroup) return all;
+  const count = drivers.length;
+  if (strategy === 'round-robin' || !target || count <= perGroup) return drivers.map((_, i) => i);
   const byLoad = strategy === 'load' || strategy === 'load-balanced';
-  const meters = drivers.map((d) => (d.position ? greatCircleMeters(d.position, target) : Number.POSITIVE_INFINITY));
-  const keep = new Set<number>();
-  const levels = byLoad ? [...new Set(drivers.map((d) => d.load))].sort((a, b) => a - b) : [null];
+  // One pass: each driver's distance and transport mode (-1: no position, always kept). Drivers of one fleet mostly
+  // share a vehicle type, so the mode of the previous driver's type is reused.
+  const meters = new Float64Array(count);
+  const modes = new Int8Array(count);
+  const modeNames: string[] = [];
+  const loads = new Set<number>();
+  let lastType: string | null | undefined;
+  let lastMode = -1;
+  for (let i = 0; i < count; i++) {
+    const driver = drivers[i]!;
+    if (byLoad) loads.add(driver.load);
+    const position = driver.position;
+    if (!position) {
+      meters[i] = Number.POSITIVE_INFINITY;
+      modes[i] = -1;
+      continue;
+    }
+    meters[i] = greatCircleMeters(position, target);
+    if (driver.vehicleType !== lastType) {
+      lastType = driver.vehicleType;
+      const name = modeOf(lastType);
+      lastMode = modeNames.indexOf(name);
+      if (lastMode < 0) lastMode = modeNames.push(name) - 1;
+    }
+    modes[i] = lastMode;
+  }
+  const keep = new Uint8Array(count);
+  let kept = 0;
+  const levels = byLoad ? [...loads].sort((a, b) => a - b) : [null];
   for (const level of levels) {
-    const groups = new Map<string, number[]>();
-    for (const i of all) {
-      const driver = drivers[i]!;
-      if (level !== null && driver.load !== level) continue;
-      if (!driver.position) {
-        keep.add(i);
+    const groups = new Map<number, number[]>();
+    for (let i = 0; i < count; i++) {
+      if (level !== null && drivers[i]!.load !== level) continue;
+      const mode = modes[i]!;
+      if (mode < 0) {
+        if (!keep[i]) {
+          keep[i] = 1;
+          kept += 1;
+        }
         continue;
       }
-      const mode = transportModeFor(driver.vehicleType ?? 'car');
-      const list = groups.get(mode) ?? [];
-      list.push(i);
-      groups.set(mode, list);
+      const list = groups.get(mode);
+      if (list) list.push(i);
+      else groups.set(mode, [i]);
     }
     for (const list of groups.values()) {
-      list.sort((a, b) => meters[a]! - meters[b]!);
-      const limit = meters[list[Math.min(perGroup, list.length) - 1]!]! + ROUNDING_SLACK_METERS;
+      const limit = kthSmallest(Float64Array.from(list, (i) => meters[i]!), Math.min(perGroup, list.length) - 1) + ROUNDING_SLACK_METERS;
       for (const i of list) {
-        if (meters[i]! > limit) break;
-        keep.add(i);
+        if (meters[i]! > limit || keep[i]) continue;
+        keep[i] = 1;
+        kept += 1;
       }
     }
-    if (keep.size >= perGroup) break;
+    if (kept >= perGroup) break;
   }
-  return all.filter((i) => keep.has(i));
+  const chosen: number[] = [];
+  for (let i = 0; i < count; i++) if (keep[i]) chosen.push(i);
+  return chosen;
+}
+
+const modesByType = new Map<string, string>();
+/** The transport mode of a vehicle type (a car without one), remembered: it is asked once per driver per decision. */
+function modeOf(vehicleType: string | null): string {
+  const type = vehicleType ?? 'car';
+  let mode = modesByType.get(type);
+  if (mode === undefined) {
+    mode = transportModeFor(type);
+    modesByType.set(type, mode);
+  }
+  return mode;
+}
+
+/** The k-th smallest value (from 0) of `values` (reordered in place): quickselect, linear on average. */
+function kthSmallest(values: Float64Array, k: number): number {
+  let low = 0;
+  let high = values.length - 1;
+  while (low < high) {
+    const pivot = values[(low + high) >>> 1]!;
+    let i = low;
+    let j = high;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) {
+        const swap = values[i]!;
+        values[i] = values[j]!;
+        values[j] = swap;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) high = j;
+    else if (k >= i) low = i;
+    else return values[k]!;
+  }
+  return values[k]!;
 }
 
 /** Haversine distance on the sphere the offline provider uses (`@turf/distance`'s radius). */

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findBannedZoneHits, type BannedZoneHit } from '../fleet/zone-rules.ts';
+import { bannedZoneHitsIn, type BannedZone, type BannedZoneHit } from '../fleet/zone-rules.ts';
 import type { LatLng } from '../mapping/mapping-provider.ts';
 import { DomainError } from '../domain-error.ts';
 
@@ -10,6 +10,7 @@ export type Window = { start: number; end: number };
 export type JobTarget = {
   id: string;
   phase: string;
+  version: number;
   driverUserId: string | null;
   routeId: string | null;
   zoneOverride: boolean;
@@ -21,30 +22,50 @@ export type JobTarget = {
   /** Earliest complete_before of any stop: the job's urgency (priority strategy); null when none. */
   deadline: number | null;
   createdAt: number;
+  /** The site's active banned zones, read with the job (the dispatch-time zone rule needs no query of its own). */
+  bannedZones: BannedZone[];
+  /** The job's active dispatch records (a pool offer, a scheduled or earlier dispatch): a new one supersedes them. */
+  activeDispatches: number;
 };
 
-type Row = {
-  id: string; phase: string; driver_user_id: string | null; route_id: string | null; zone_override: boolean; created_at: Date;
-  lat: number | null; lng: number | null; complete_after: Date | null; complete_before: Date | null;
+/** A row of {@link JOB_TARGET_SQL}: the job with one of its stops (dates as `Date`, or ISO text when read as JSON). */
+export type JobTargetRow = {
+  id: string; phase: string; version: number; banned_zones: BannedZone[]; active_dispatches: number | string; driver_user_id: string | null; route_id: string | null; zone_override: boolean;
+  created_at: Date | string; sort_order: number | null; lat: number | null; lng: number | null; complete_after: Date | string | null; complete_before: Date | string | null;
 };
+
+/**
+ * A job of the site (not deleted), one row per stop in stop order, with the site's active banned zones and whether
+ * how many active dispatch records the job has. Parameters: site id, job id, site id.
+ */
+export const JOB_TARGET_SQL = `select j.id, j.phase, j.version, j.driver_user_id, j.route_id, j.zone_override, j.created_at, s.sort_order, a.lat, a.lng,
+       s.complete_after, s.complete_before,
+       (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
+        from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as banned_zones,
+       (select count(*)::int from dispatch d where d.site_id = j.site_id and d.job_id = j.id and d.is_active and d.status <> 'completed') as active_dispatches
+     from job j left join stop s on s.job_id = j.id and s.site_id = j.site_id left join address a on a.id = s.address_id
+     where j.id = ? and j.site_id = ? and j.deleted_at is null order by s.sort_order asc`;
 
 /**
  * Reads a job of the site (not deleted) with its stops' positions and time windows.
  * @throws DomainError 404 when the job does not exist on this site
  */
 export async function loadJobTarget(em: EntityManager, siteId: string, jobId: string): Promise<JobTarget> {
-  const rows = await em.execute<Row[]>(
-    `select j.id, j.phase, j.driver_user_id, j.route_id, j.zone_override, j.created_at, a.lat, a.lng, s.complete_after, s.complete_before
-     from job j left join stop s on s.job_id = j.id and s.site_id = j.site_id left join address a on a.id = s.address_id
-     where j.id = ? and j.site_id = ? and j.deleted_at is null order by s.sort_order asc`,
-    [jobId, siteId],
-  );
+  return toJobTarget(await em.execute<JobTargetRow[]>(JOB_TARGET_SQL, [siteId, jobId, siteId]), jobId);
+}
+
+/**
+ * The job target from its rows (in stop order).
+ * @throws DomainError 404 when there are none
+ */
+export function toJobTarget(rows: JobTargetRow[], jobId: string): JobTarget {
   const first = rows[0];
   if (!first) throw DomainError.notFound('Job', jobId);
   const points = rows.flatMap((r, index) => (r.lat === null || r.lng === null ? [] : [{ index, lat: Number(r.lat), lng: Number(r.lng) }]));
   return {
     id: first.id,
     phase: first.phase,
+    version: Number(first.version),
     driverUserId: first.driver_user_id,
     routeId: first.route_id,
     zoneOverride: first.zone_override,
@@ -53,6 +74,8 @@ export async function loadJobTarget(em: EntityManager, siteId: string, jobId: st
     window: windowOf(rows.map((r) => ({ after: r.complete_after, before: r.complete_before }))),
     deadline: min(rows.map((r) => r.complete_before)),
     createdAt: new Date(first.created_at).getTime(),
+    bannedZones: first.banned_zones,
+    activeDispatches: Number(first.active_dispatches),
   };
 }
 
@@ -76,8 +99,8 @@ export function overlaps(a: Window, b: Window): boolean {
  * staff overrode the restriction when the job was created (the override is stored on the job).
  * @throws DomainError 422 ZONE_RESTRICTED naming the stop and the zone
  */
-export async function assertDispatchableZone(em: EntityManager, job: JobTarget): Promise<BannedZoneHit[]> {
-  const hits = await findBannedZoneHits(em, job.points);
+export async function assertDispatchableZone(_em: EntityManager, job: JobTarget): Promise<BannedZoneHit[]> {
+  const hits = bannedZoneHitsIn(job.bannedZones, job.points);
   if (hits.length === 0 || job.zoneOverride) return hits;
   const hit = hits[0]!;
   throw new DomainError(422, 'ZONE_RESTRICTED', `Job ${job.id}: stop ${hit.stopIndex} is inside the banned zone ${hit.zoneName} (${hit.zoneId})`, 'job_id', {

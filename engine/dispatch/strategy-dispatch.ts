@@ -4,7 +4,8 @@ import { assignJob, type Assigned } from './assign-job.ts';
 import { advanceCursor, decide } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import type { DispatchMethod, Strategy } from './dispatch-types.ts';
-import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
+import { indexedDriverFacts } from './driver-index.ts';
+import { assertDispatchableZone, toJobTarget } from './job-target.ts';
 
 export type StrategyInput = {
   jobId: string;
@@ -25,12 +26,15 @@ export type StrategyInput = {
  *   `details`), and the errors of `assignJob`
  */
 export async function dispatchByStrategy(deps: DispatchDeps, scope: CommandScope, input: StrategyInput): Promise<Assigned> {
-  const job = await loadJobTarget(scope.em, scope.siteId, input.jobId);
+  // The job and the drivers in one round trip.
+  const indexed = await indexedDriverFacts(scope.em, scope.siteId, { teamId: input.teamId ?? undefined, jobId: input.jobId });
+  const job = toJobTarget(indexed.jobRows, input.jobId);
   if (job.phase !== 'unassigned') {
     throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched (return it first)`, 'job_id');
   }
   await assertDispatchableZone(scope.em, job);
-  const { decision, winner, cursorKey } = await decide(scope.em, scope.siteId, {
+  const { decision, winner, cursorKey, timezone } = await decide(scope.em, scope.siteId, {
+    indexed,
     job,
     strategy: input.strategy,
     teamId: input.teamId ?? undefined,
@@ -52,6 +56,6 @@ export async function dispatchByStrategy(deps: DispatchDeps, scope: CommandScope
     requireConfirmation: input.requireConfirmation,
     decision,
     dispatchId: input.dispatchId,
-    loaded: { job, driver: winner },
+    loaded: { job, driver: winner, timezone },
   });
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema } from '../../persistence/entities/address.entity.ts';
-import { ZoneSchema } from '../../persistence/entities/zone.entity.ts';
+import { ZoneSchema, type ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
 import { DomainError } from '../domain-error.ts';
 import type { ActingRole } from '../../machines/entity-machine.ts';
 import { isStaff, type StopInput } from '../jobs/job-input.ts';
@@ -17,6 +17,14 @@ export type BannedZoneHit = { stopIndex: number; zoneId: string; zoneName: strin
 export async function findBannedZoneHits(em: EntityManager, points: StopPoint[]): Promise<BannedZoneHit[]> {
   if (points.length === 0) return [];
   const zones = await em.find(ZoneSchema, { kind: 'banned', isActive: true }, { orderBy: { id: 'asc' } });
+  return bannedZoneHitsIn(zones, points);
+}
+
+/** A banned zone as the hit test needs it. */
+export type BannedZone = { id: string; name: string; geometry: ZoneGeometry };
+
+/** Which of the points lie in one of `zones` (ordered by id; a point on the border counts as inside). */
+export function bannedZoneHitsIn(zones: BannedZone[], points: StopPoint[]): BannedZoneHit[] {
   const hits: BannedZoneHit[] = [];
   for (const point of points) {
     for (const zone of zones) {

@@ -1,30 +1,50 @@
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
-import { assertJobOpen, attachJob, detachJob, loadRouteJob } from './route-jobs.ts';
+import { OptimisticLockError } from '@mikro-orm/core';
+import type { EntityRow } from '../jobs/job-view.ts';
+import { assertJobOpen, attachJob, detachJob, loadRouteJob, type RouteJobRow } from './route-jobs.ts';
 import { assertServiceDate } from './route-service.ts';
-import { assertRouteOpen, findRoute, insertRoute, writeRouteChange } from './route-records.ts';
-import type { RouteRecord } from './route-view.ts';
+import { assertRouteOpen, findRoute, insertRouteUnlessOpen, syncTouchedVersion, writeRouteChange } from './route-records.ts';
+import { routeFromRow, type RouteRecord } from './route-view.ts';
 
 export type { RouteRecord } from './route-view.ts';
 
 /**
  * The driver's open route (phase not completed/cancelled) for that service day, created (planned, with the driver
- * and vehicle) if none. Two commands opening the same driver's day at once are serialized by a transaction-scoped
- * advisory lock, so they find one route instead of creating two. With several open routes, the oldest is used.
+ * and vehicle, listing `jobIds` in its create record) if none; with several open routes, the oldest is used.
+ * Commands opening the same driver's day take turns (a transaction-scoped advisory lock, taken by the statement
+ * that then reads the route `for update`, so a route another command changed meanwhile is read as it left it). A
+ * route another command created while this one waited is not in that statement's snapshot: the insert is
+ * conditional on no open route existing when it runs, so two commands find one route instead of creating two.
  */
-export async function openRouteFor(
-  scope: CommandScope,
-  input: { driverUserId: string; vehicleId: string | null; serviceDate: string; teamId?: string | null },
-): Promise<RouteRecord> {
+export async function openRouteFor(scope: CommandScope, input: DriverDay): Promise<RouteRecord> {
+  return (await openDriverDayRoute(scope, input)).route;
+}
+
+type DriverDay = { driverUserId: string; vehicleId: string | null; serviceDate: string; teamId?: string | null; jobIds?: string[] };
+
+/** {@link openRouteFor}, telling whether this command created the route (for the job it is opened for). */
+export async function openDriverDayRoute(scope: CommandScope, input: DriverDay): Promise<{ route: RouteRecord; created: boolean }> {
   assertServiceDate(input.serviceDate, 'service_date');
-  await scope.em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${scope.siteId}:${input.driverUserId}:${input.serviceDate}`]);
-  const [open] = await scope.em.execute<{ id: string }[]>(
-    `select id from route where site_id = ? and driver_user_id = ? and service_date = ? and phase not in ('completed', 'cancelled')
-     order by created_at, id limit 1`,
-    [scope.siteId, input.driverUserId, input.serviceDate],
+  const open = `select * from route where site_id = ? and driver_user_id = ? and service_date = ? and phase not in ('completed', 'cancelled')
+     order by created_at, id limit 1 for update`;
+  const openParams = [scope.siteId, input.driverUserId, input.serviceDate];
+  // `offset 0` keeps the lock in its own plan node, evaluated before the route is read.
+  const [row] = await scope.em.execute<(EntityRow & { current_workflow_id: string | null })[]>(
+    `select l.current_workflow_id, r.* from (
+       select pg_advisory_xact_lock(hashtext(?)) as locked, (select id from workflow where site_id = ? and entity_type = 'route' and is_current) as current_workflow_id offset 0) l
+     left join lateral (${open}) r on true`,
+    [`route:${scope.siteId}:${input.driverUserId}:${input.serviceDate}`, scope.siteId, ...openParams],
   );
-  if (open) return loadRoute(scope, open.id);
-  return insertRoute(scope, { driverUserId: input.driverUserId, vehicleId: input.vehicleId, teamId: input.teamId ?? null, serviceDate: input.serviceDate });
+  if (row?.id) return { route: routeFromRow(row), created: false };
+  if (!row?.current_workflow_id) throw DomainError.notFound('Workflow', 'route');
+  const fields = { driverUserId: input.driverUserId, vehicleId: input.vehicleId, teamId: input.teamId ?? null, serviceDate: input.serviceDate, jobIds: input.jobIds };
+  const created = await insertRouteUnlessOpen(scope, fields, row.current_workflow_id);
+  if (created) return { route: created, created: true };
+  // Another command created it while this one waited for the lock.
+  const [raced] = await scope.em.execute<EntityRow[]>(open, openParams);
+  if (!raced) throw DomainError.conflict('ROUTE_CHANGED', `The route of ${input.driverUserId} on ${input.serviceDate} changed while it was opened; try again`);
+  return { route: routeFromRow(raced), created: false };
 }
 
 /** Reads a route of the scope's site; 404 DomainError if none. */
@@ -47,6 +67,58 @@ export async function addJobToRoute(scope: CommandScope, routeId: string, jobId:
   assertJobOpen(job, 'job_id');
   await attachJob(scope, routeId, job);
   await writeRouteChange(scope, route, {}, 'add_job', { after: { added_job_id: jobId } });
+}
+
+/**
+ * Dispatch's join, after `openRouteFor` or `loadRoute`: the job (as read earlier in this command, at `version`)
+ * goes on the route with its driver in one statement (its stops appended to the route's order, `route_id` and
+ * `driver_user_id` set under the version check), and the route records the join unless this command created it
+ * for the job. A job already on the route only gets its driver; one on another route leaves it first.
+ * @returns the job row as written (the dispatch transition starts from it) and the route after its change record
+ * @throws OptimisticLockError when the job changed since it was read (the engine retries the command)
+ */
+export async function joinRouteWithDriver(
+  scope: CommandScope,
+  opened: { route: RouteRecord; created: boolean },
+  job: { id: string; routeId: string | null; phase: string; version: number; driverUserId: string | null },
+  driverUserId: string,
+  alsoInsert?: { sql: string; params: unknown[] },
+): Promise<{ jobRow: EntityRow; route: RouteRecord; inserted: unknown }> {
+  const { route } = opened;
+  // The caller's own insert (`... returning *`) rides in the same statement: its row comes back as `inserted`.
+  const extra = alsoInsert ? { cte: `, also as (${alsoInsert.sql})`, returning: ', (select to_jsonb(a) from also a) as also_inserted', params: alsoInsert.params } : { cte: '', returning: '', params: [] };
+  const joining = job.routeId !== route.id;
+  let version = job.version;
+  if (joining) {
+    assertRouteOpen(route);
+    const row: RouteJobRow = { id: job.id, route_id: job.routeId, phase: job.phase, version, driver_user_id: job.driverUserId };
+    assertJobOpen(row, 'job_id');
+    if (row.route_id) await detachJob(scope, row, { recordOn: row.route_id });
+    version = row.version;
+  }
+  const now = new Date();
+  // When the version check fails, the caller's insert ran anyway: the error rolls the whole command back.
+  const [written] = joining
+    ? await scope.em.execute<(EntityRow & { also_inserted?: unknown })[]>(
+        `with placed as (
+           insert into route_stop (stop_id, site_id, route_id, job_id, position)
+           select s.id, s.site_id, ?, s.job_id, coalesce((select max(position) from route_stop where route_id = ?), 0) + row_number() over (order by s.sort_order, s.id)
+           from stop s where s.job_id = ? and s.site_id = ?)${extra.cte}
+         update job set route_id = ?, driver_user_id = ?, version = version + 1, updated_at = ?
+         where id = ? and site_id = ? and version = ? and deleted_at is null returning job.*${extra.returning}`,
+        [route.id, route.id, job.id, scope.siteId, ...extra.params, route.id, driverUserId, now, job.id, scope.siteId, version],
+      )
+    : await scope.em.execute<(EntityRow & { also_inserted?: unknown })[]>(
+        `${extra.cte ? `with ${extra.cte.slice(2)} ` : ''}update job set driver_user_id = ? where id = ? and site_id = ? and version = ? and deleted_at is null returning job.*${extra.returning}`,
+        [...extra.params, driverUserId, job.id, scope.siteId, version],
+      );
+  if (!written) throw OptimisticLockError.lockFailed('Job');
+  const { also_inserted: inserted, ...jobRow } = written;
+  if (!joining) return { jobRow, route, inserted };
+  syncTouchedVersion(scope, job.id, Number(jobRow.version));
+  // A route created for this job lists it in its create record already (as a route created with jobs does).
+  if (opened.created) return { jobRow, route, inserted };
+  return { jobRow, route: await writeRouteChange(scope, route, {}, 'add_job', { after: { added_job_id: job.id } }), inserted };
 }
 
 /** Removes the job and its stops from its route (no-op if none). */

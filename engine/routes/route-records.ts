@@ -1,5 +1,6 @@
 import { OptimisticLockError } from '@mikro-orm/core';
-import { buildEntityMachine } from '../../machines/entity-machine.ts';
+import { buildEntityMachine, type EntitySnapshot } from '../../machines/entity-machine.ts';
+import type { Workflow } from '../../machines/workflow.schema.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
 import { auditRecordValues } from '../../persistence/audit.ts';
 import { RouteSchema } from '../../persistence/entities/route.entity.ts';
@@ -57,11 +58,43 @@ export async function insertRoute(scope: CommandScope, input: NewRoute): Promise
   });
   await em.flush();
   const route = (await findRoute(scope, entity.id))!;
-  const data = { ...toRouteData(route, workflow), job_ids: input.jobIds ?? [] };
+  recordCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
+  return route;
+}
+
+/**
+ * A driver's route for a service day, created in the site's current route workflow (`workflowId`) unless the driver
+ * has an open one for that day by the time this statement runs (the caller holds the driver-day lock): one
+ * statement, no ORM flush. Null when one exists. Recorded like {@link insertRoute}.
+ */
+export async function insertRouteUnlessOpen(scope: CommandScope, input: NewRoute & { driverUserId: string }, workflowId: string): Promise<RouteRecord | null> {
+  const { siteId, actor } = scope;
+  const workflow = await workflowById(scope.em, workflowId);
+  const initial = workflow.states.find((s) => s.is_initial)!;
+  const snapshot = initialSnapshot(buildEntityMachine(workflow));
+  const now = new Date();
+  const [row] = await scope.em.execute<EntityRow[]>(
+    `insert into route (id, site_id, name, workflow_id, workflow_state_id, phase, version, snapshot, driver_user_id, vehicle_id, team_id, service_date, created_by_user_id, created_at, updated_at)
+     select ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?
+     where not exists (select 1 from route where site_id = ? and driver_user_id = ? and service_date = ? and phase not in ('completed', 'cancelled'))
+     returning *`,
+    [
+      newId('route'), siteId, input.name ?? `Route ${input.serviceDate}`, workflow.id, initial.id, initial.phase, JSON.stringify(persistSnapshot(snapshot)),
+      input.driverUserId, input.vehicleId, input.teamId, input.serviceDate, actor.userId, now, now, siteId, input.driverUserId, input.serviceDate,
+    ],
+  );
+  if (!row) return null;
+  const route = routeFromRow(row);
+  recordCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
+  return route;
+}
+
+function recordCreated(scope: CommandScope, route: RouteRecord, workflow: Workflow, snapshot: EntitySnapshot, jobIds: string[]): void {
+  const { siteId, actor } = scope;
+  const data = { ...toRouteData(route, workflow), job_ids: jobIds };
   scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Route', entityId: route.id, before: null, after: data }));
   scope.pending.events.push({ siteId, event: 'route:create', entityType: 'route', entityId: route.id, entityVersion: route.version, data, timestamp: scope.clock.now() });
   scope.touched.set(route.id, { snapshot, version: route.version, workflowId: workflow.id });
-  return route;
 }
 
 /** Column changes a route edit may make (snake_case column → value). */

@@ -14,7 +14,7 @@ function driver(userId: string, overrides: Partial<DriverFacts> = {}): DriverFac
 const ranked = (facts: DriverFacts, seconds: number | null): Ranked => ({ facts, leg: seconds === null ? null : { meters: seconds * 10, seconds } });
 const ids = (list: Ranked[]) => list.map((r) => r.facts.userId);
 
-const JOB: JobTarget = { id: 'job_1', phase: 'unassigned', driverUserId: null, routeId: null, zoneOverride: false, pickup: null, points: [], window: { start: 1000, end: 2000 }, deadline: null, createdAt: 0 };
+const JOB: JobTarget = { id: 'job_1', phase: 'unassigned', version: 1, driverUserId: null, routeId: null, zoneOverride: false, pickup: null, points: [], window: { start: 1000, end: 2000 }, deadline: null, createdAt: 0, bannedZones: [], activeDispatches: 0 };
 const OPTIONS = { at: new Date('2030-01-07T10:00:00Z'), timezone: 'UTC', job: JOB, considerSchedule: true, considerConflicts: true, requireAvailable: true };
 
 describe('dispatch strategies', () => {
