@@ -62,6 +62,10 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger, clock });
   engine.onCommit(() => outboxRelay.kick());
   const locations = createLocationTracker({ orm: db.orm, logger, clock, throttle: config.realtime.trackThrottle });
+  const credentials = new CredentialCache(redis, subscriber, config.redisPrefix);
+  const sites = new SiteDirectory(db.orm);
+  // Every site change invalidates credentials, and that reaches every process: the site directory clears with them.
+  credentials.onClear(() => sites.invalidate());
   return {
     config,
     db,
@@ -74,8 +78,8 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     crypto: new FieldCrypto(config.secretKey),
     attachments: createAttachmentStorage(config.attachments, config.secretKey),
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
-    credentials: new CredentialCache(redis, subscriber, config.redisPrefix),
-    sites: new SiteDirectory(db.orm),
+    credentials,
+    sites,
     locations,
     async close() {
       engine.stop();

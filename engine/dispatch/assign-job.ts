@@ -43,7 +43,7 @@ export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: Driv
  *    assignment is never an acceptance (spec rule 1); other active records of the job are superseded.
  */
 export async function assignJob(scope: CommandScope, input: AssignInput): Promise<Assigned> {
-  const { em, siteId } = scope;
+  const { em } = scope;
   // The job, the named driver and the site's time zone in one round trip, unless a decision read them already.
   const loaded = input.loaded ?? (await loadForAssignment(scope, input));
   const { job, driver, timezone } = loaded;

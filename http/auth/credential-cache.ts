@@ -27,6 +27,7 @@ export class CredentialCache {
   private readonly channel: string;
   /** Bumped by every invalidation: a load or context computed under an older generation is not kept. */
   private generation = 0;
+  private readonly clearListeners: (() => void)[] = [];
 
   constructor(
     private readonly publisher: Redis | null,
@@ -133,10 +134,19 @@ export class CredentialCache {
     if (this.publisher) await this.publisher.publish(this.channel, '1');
   }
 
+  /**
+   * Runs `listener` whenever this cache is cleared, here or (through pub/sub) by another process: caches of facts
+   * that change with credentials (the site directory: a deactivated site) ride on the same channel.
+   */
+  onClear(listener: () => void): void {
+    this.clearListeners.push(listener);
+  }
+
   private clear(): void {
     this.generation += 1;
     this.entries.clear();
     this.loading.clear();
     this.computing.clear();
+    for (const listener of this.clearListeners) listener();
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { createOperator, createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -66,4 +66,15 @@ describe('two server processes on one database', () => {
     const final = await acme.as.admin.get<{ data: { workflow_state_id: string; version: number } }>(`/api/job/${job.id}`);
     expect(final.body.data).toMatchObject({ workflow_state_id: state, version: 1 + accepted });
   }, 60_000);
+
+  it('a site deactivated through one process is refused at once by another that had it cached', async () => {
+    const brief = await createSiteFixture(server, 'brief');
+    const other = processes[0]!.client('brief').as({ apiKey: brief.keys.dispatcher });
+    expect((await other.get('/api/auth/me')).status).toBe(200);
+    const operator = await createOperator(server);
+    const session = await signIn(server.client(null), operator.email, operator.password);
+    const deactivated = await server.client(null).as({ accessToken: session.access_token }).put('/api/site', { id: brief.site.id, is_active: false });
+    expect(deactivated.status).toBe(200);
+    await expect.poll(async () => (await other.get('/api/auth/me')).body.code, { timeout: 2_000 }).toBe('SITE_INACTIVE');
+  });
 });
