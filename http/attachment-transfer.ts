@@ -61,7 +61,7 @@ async function authorize(services: Services, storage: LocalAttachmentStorage, ev
   const target = parseHost(forwarded ?? event.req.headers.get('host'), services.config.baseDomain);
   if (target.kind !== 'site') throw ApiError.badRequest('SITE_HOST_REQUIRED', 'Attachment URLs are served on a site host');
   const now = services.clock.now().getTime();
-  const site = await services.sites.resolve(target.subdomain, now);
+  const site = await services.sites.resolve(target.subdomain);
   const id = event.context.params?.id ?? '';
   const attachment = await inTenantScope(services.db.orm, { siteId: site.id }, (em) => em.findOne(AttachmentSchema, { id, isActive: true }));
   const expires = Number(event.url.searchParams.get('expires'));

@@ -53,7 +53,7 @@ export async function runOperation(services: Services, operation: Operation, eve
   let payload: unknown;
   let extraHeaders: Record<string, string> | undefined;
   try {
-    const resolvedSite = resolveSite(services, operation, event, now);
+    const resolvedSite = resolveSite(services, operation, event);
     site = resolvedSite instanceof Promise ? await resolvedSite : resolvedSite;
     const isPublic = operation.access === 'public';
     const credential = isPublic ? null : readCredential(event.req.headers);
@@ -146,7 +146,7 @@ function clientIp(services: Services, event: H3Event): string {
   return getRequestIP(event, { xForwardedFor: services.config.trustProxy }) ?? 'unknown';
 }
 
-function resolveSite(services: Services, operation: Operation, event: H3Event, now: number): Site | null | Promise<Site> {
+function resolveSite(services: Services, operation: Operation, event: H3Event): Site | null | Promise<Site> {
   const forwarded = services.config.trustProxy ? event.req.headers.get('x-forwarded-host') : null;
   const target = parseHost(forwarded ?? event.req.headers.get('host'), services.config.baseDomain);
   if (target.kind === 'platform') {
@@ -158,7 +158,7 @@ function resolveSite(services: Services, operation: Operation, event: H3Event, n
   if (operation.host === 'platform') {
     throw ApiError.badRequest('PLATFORM_HOST_REQUIRED', `${operation.method} ${operation.path} is served on the platform host (${services.config.baseDomain})`);
   }
-  return services.sites.resolve(target.subdomain, now);
+  return services.sites.resolve(target.subdomain);
 }
 
 function assertResponseShape(operation: Operation, payload: unknown): void {

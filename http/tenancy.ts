@@ -41,7 +41,8 @@ function parseHostUncached(host: string | null, baseDomain: string): HostTarget 
 const TTL_MS = 30_000;
 
 /**
- * Sites by subdomain, cached briefly; cleared whenever a site changes. A warm entry is answered synchronously (no
+ * Sites by subdomain, cached for 30 s of wall time (a monotonic clock, whatever the engine's); cleared whenever a
+ * site changes, in every process. A warm entry is answered synchronously (no
  * promise, no await: each costs a request measurable CPU), and the requests that miss an entry at once share one
  * database load instead of each running their own every 30 s.
  */
@@ -57,10 +58,10 @@ export class SiteDirectory {
    * The site of `subdomain`: synchronously when cached, else once it is loaded.
    * @throws ApiError 404 SITE_NOT_FOUND, 403 SITE_INACTIVE
    */
-  resolve(subdomain: string, now: number): Site | Promise<Site> {
+  resolve(subdomain: string): Site | Promise<Site> {
     const hit = this.cache.get(subdomain);
-    if (hit && hit.until > now) return usable(subdomain, hit.site);
-    return this.load(subdomain, now).then((site) => usable(subdomain, site));
+    if (hit && hit.until > performance.now()) return usable(subdomain, hit.site);
+    return this.load(subdomain).then((site) => usable(subdomain, site));
   }
 
   invalidate(): void {
@@ -69,13 +70,13 @@ export class SiteDirectory {
     this.loading.clear();
   }
 
-  private load(subdomain: string, now: number): Promise<Site | null> {
+  private load(subdomain: string): Promise<Site | null> {
     let pending = this.loading.get(subdomain);
     if (pending) return pending;
     const generation = this.generation;
     pending = this.orm.em.fork().findOne(SiteSchema, { subdomain }).then((site) => {
       // Unknown subdomains are not cached: a site created in another process must be found at once.
-      if (site && this.generation === generation) this.cache.set(subdomain, { site, until: now + TTL_MS });
+      if (site && this.generation === generation) this.cache.set(subdomain, { site, until: performance.now() + TTL_MS });
       return site;
     });
     this.loading.set(subdomain, pending);

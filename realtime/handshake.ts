@@ -45,7 +45,7 @@ export function authenticateHandshake(services: Services, access: Access) {
       const forwarded = services.config.trustProxy ? socket.handshake.headers['x-forwarded-host'] : undefined;
       const target = parseHost(typeof forwarded === 'string' ? forwarded : (socket.handshake.headers.host ?? null), services.config.baseDomain);
       if (target.kind === 'platform') throw ApiError.badRequest('SITE_HOST_REQUIRED', `Sockets are served on a site's host (<subdomain>.${services.config.baseDomain})`);
-      const site = await services.sites.resolve(target.subdomain, now);
+      const site = await services.sites.resolve(target.subdomain);
       const credential = handshakeCredential(socket);
       if (!credential) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential: auth.token, Authorization: Bearer, x-api-key or x-access-token');
       const principal = await authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site.id, now);

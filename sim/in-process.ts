@@ -17,7 +17,6 @@ import { SessionCredential, SiteApi } from './site-api.ts';
 import type { SignInDriver } from './setup-fleet.ts';
 import { inMemoryTransport } from './transport.ts';
 import { VirtualClock } from './virtual-clock.ts';
-import { withWallTimeCaches } from './wall-time-caches.ts';
 
 export type InProcessSite = { api: SiteApi; timeline: Timeline; services: Services; signIn: SignInDriver; close(): Promise<void> };
 
@@ -58,7 +57,7 @@ export async function startInProcessSite(databases: SimDatabases, dayStart: Date
     return createSite(em, SYSTEM, { name: 'Simulation', organization_id: organization.id, subdomain: SUBDOMAIN });
   });
   const { apiKey } = await inTenantScope(orm, { siteId: site.id }, (em) => createApplication(em, SYSTEM, site.id, { name: 'simulator office', role: 'admin' }));
-  const app = createHttpApp(withWallTimeCaches(services, dayStart), ALL_OPERATIONS);
+  const app = createHttpApp(services, ALL_OPERATIONS);
   const api = new SiteApi(inMemoryTransport(app, `${SUBDOMAIN}.${config.baseDomain}`), apiKey);
   const startMs = dayStart.getTime();
   const timeline: Timeline = {

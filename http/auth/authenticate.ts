@@ -48,10 +48,10 @@ export function authenticate(
   siteId: string | null,
   now: number,
 ): Principal | Promise<Principal> {
-  const cached = deps.credentials.cached(credential.hash, now);
+  const cached = deps.credentials.cached(credential.hash);
   if (cached) return usableOnHost(cached, credential, siteId, now);
   return deps.credentials
-    .resolve(credential.hash, siteId, now, () => loadPrincipal(deps.orm, credential, siteId, now))
+    .resolve(credential.hash, siteId, () => loadPrincipal(deps.orm, credential, siteId, now))
     .then((loaded) => usableOnHost(loaded, credential, siteId, now));
 }
 

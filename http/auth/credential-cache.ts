@@ -9,7 +9,9 @@ type Entry = { principal: Principal; cachedUntil: number; context?: Promise<unkn
 
 /**
  * Resolved credentials by token hash, so an authenticated request needs no database round trip.
- * Entries live 30 s at most; any revocation, deactivation or role change clears the cache at once, in this process
+ * Entries live 30 s of wall time at most, on a monotonic clock rather than the engine's (on the simulator's
+ * virtual clock 30 s pass in milliseconds); a token's own expiry is checked against the engine's clock on every
+ * request by `authenticate`. Any revocation, deactivation or role change clears the cache at once, in this process
  * and (with Redis) in every other process through a pub/sub channel.
  *
  * A cached credential, and what was computed from it, can be read synchronously (`cached`, `computed`): on the hot
@@ -43,10 +45,10 @@ export class CredentialCache {
     }
   }
 
-  get(tokenHash: string, now: number): Entry | undefined {
+  get(tokenHash: string): Entry | undefined {
     const entry = this.entries.get(tokenHash);
     if (!entry) return undefined;
-    if (entry.cachedUntil <= now) {
+    if (entry.cachedUntil <= performance.now()) {
       this.entries.delete(tokenHash);
       return undefined;
     }
@@ -58,8 +60,8 @@ export class CredentialCache {
    * concurrent callers that miss on that host. A load's result is cached only if no invalidation happened while it
    * ran; a failed load is not cached.
    */
-  async resolve(tokenHash: string, siteId: string | null, now: number, load: () => Promise<Principal>): Promise<Principal> {
-    const cached = this.get(tokenHash, now)?.principal;
+  async resolve(tokenHash: string, siteId: string | null, load: () => Promise<Principal>): Promise<Principal> {
+    const cached = this.get(tokenHash)?.principal;
     if (cached) return cached;
     // Per host too: a request with this credential on a wrong host must not hand its 401 to one on the right host.
     const loadKey = `${siteId ?? ''} ${tokenHash}`;
@@ -67,7 +69,7 @@ export class CredentialCache {
     if (!pending) {
       const generation = this.generation;
       pending = load().then((principal) => {
-        if (this.generation === generation) this.set(tokenHash, principal, now);
+        if (this.generation === generation) this.set(tokenHash, principal);
         return principal;
       });
       this.loading.set(loadKey, pending);
@@ -79,10 +81,9 @@ export class CredentialCache {
     return pending;
   }
 
-  set(tokenHash: string, principal: Principal, now: number): void {
+  set(tokenHash: string, principal: Principal): void {
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    const until = Math.min(now + TTL_MS, principal.expiresAt ?? Number.POSITIVE_INFINITY);
-    this.entries.set(tokenHash, { principal, cachedUntil: until });
+    this.entries.set(tokenHash, { principal, cachedUntil: performance.now() + TTL_MS });
   }
 
   /**
@@ -90,8 +91,8 @@ export class CredentialCache {
    * Concurrent callers share one computation, also those that race an entry's expiry (they resolved the
    * credential just before it, so they find no entry here). After an invalidation everything is computed afresh.
    */
-  remembered<T>(tokenHash: string, now: number, compute: () => Promise<T>): Promise<T> {
-    const entry = this.get(tokenHash, now);
+  remembered<T>(tokenHash: string, compute: () => Promise<T>): Promise<T> {
+    const entry = this.get(tokenHash);
     if (entry?.context) return entry.context as Promise<T>;
     let computing = this.computing.get(tokenHash);
     if (!computing) {
@@ -119,13 +120,13 @@ export class CredentialCache {
   }
 
   /** The principal of a cached credential, synchronously; undefined when `resolve` has to load it. */
-  cached(tokenHash: string, now: number): Principal | undefined {
-    return this.get(tokenHash, now)?.principal;
+  cached(tokenHash: string): Principal | undefined {
+    return this.get(tokenHash)?.principal;
   }
 
   /** What `remembered` computed for a cached credential, once it is ready, synchronously; else undefined. */
-  computed(tokenHash: string, now: number): unknown {
-    return this.get(tokenHash, now)?.computed?.value;
+  computed(tokenHash: string): unknown {
+    return this.get(tokenHash)?.computed?.value;
   }
 
   /** Call after anything that could change what a credential may do. */

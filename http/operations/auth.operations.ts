@@ -128,9 +128,8 @@ export const authOperations = [
       if (!principal) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential');
       const load = async () => serializeOnce({ data: toAuthContextResponse(await transaction((em) => loadAuthContext(em, principal))) });
       if (!credentialHash) return load();
-      const now = services.clock.now().getTime();
-      const ready = services.credentials.computed(credentialHash, now) as Awaited<ReturnType<typeof load>> | undefined;
-      return ready ?? services.credentials.remembered(credentialHash, now, load);
+      const ready = services.credentials.computed(credentialHash) as Awaited<ReturnType<typeof load>> | undefined;
+      return ready ?? services.credentials.remembered(credentialHash, load);
     },
   }),
   defineOperation({
