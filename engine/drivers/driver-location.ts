@@ -45,9 +45,16 @@ export function isFromTheFuture(ping: LocationPing, now: Date): boolean {
   return Date.parse(ping.recorded_at) - now.getTime() > MAX_FUTURE_SKEW_MS;
 }
 
-/** RFC 3339 admits times JavaScript cannot represent (a leap second `23:59:60`): those are refused, not stored. */
+/** The earliest fix time stored: years before 1 have no `timestamptz` literal, and no device sends them anyway. */
+const EARLIEST_FIX_MS = Date.UTC(2000, 0, 1);
+
+/**
+ * RFC 3339 admits times JavaScript cannot represent (a leap second `23:59:60`) and years PostgreSQL cannot store
+ * (`0000`): those are refused, not stored. One such fix in a shared batch statement would fail every fix in it.
+ */
 export function hasUsableTime(ping: LocationPing): boolean {
-  return Number.isFinite(Date.parse(ping.recorded_at));
+  const time = Date.parse(ping.recorded_at);
+  return Number.isFinite(time) && time >= EARLIEST_FIX_MS;
 }
 
 /**

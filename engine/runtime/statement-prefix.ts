@@ -80,8 +80,9 @@ function stateOf(connection: PgConnection): ConnectionState {
     const text = config.text as string;
     const skip = prefix.length;
     return original.call(this, { ...config, text: `${prefix.join('; ')}; ${text}` }, (error: Error | null, result: unknown) => {
-      // A failed prefix skips the COMMIT it travelled with: end the transaction before the connection is reused.
-      if (error && /^\s*commit\b/i.test(text)) void (original.call(this, 'rollback') as Promise<unknown>).catch(() => undefined);
+      // A failed prefix skips the COMMIT or ROLLBACK it travelled with: end the transaction before the connection
+      // is reused (a second ROLLBACK only warns).
+      if (error && /^\s*(commit|rollback)\b/i.test(text)) void (original.call(this, 'rollback') as Promise<unknown>).catch(() => undefined);
       const own = Array.isArray(result) ? result.slice(skip) : result;
       (callback as Callback)(error, Array.isArray(own) && own.length === 1 ? own[0] : own);
     });

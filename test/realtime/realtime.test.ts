@@ -144,6 +144,10 @@ describe('locations', () => {
     const rest = await server.client('acme').as({ accessToken: access_token }).post('/api/driver/location', leap);
     expect(rest.status).toBe(400);
     expect(rest.body).toMatchObject({ code: 'INVALID_RECORDED_AT' });
+    // Year 0000 parses in JavaScript but has no timestamptz: refused alone, so it cannot fail others' fixes in a batch.
+    const yearZero = { lat: 48.85, lng: 2.35, recorded_at: '0000-01-01T00:00:00Z' };
+    expect(await ask<BatchAck>(driver, 'locations', [fix(-500), yearZero])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '1.recorded_at' }] });
+    expect(await ask<Ack>(driver, 'location', fix(0))).toMatchObject({ data: { accepted: true } });
   });
 
   it('survives fuzzed payloads on both events and still serves the driver afterwards', async () => {
