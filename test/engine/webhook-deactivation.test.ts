@@ -68,8 +68,9 @@ describe('webhook deactivation', () => {
     const slow = await subscribe(admin, hooks.url('/slow'), ['job:create'], SECRET);
     await harness.emit(siteId, 1);
 
+    // Each timeout takes a second, so after three of them the slow subscription has five attempts to go. (The 500s
+    // run out fast; that they were all made before the switch-off is what the eight rows below show.)
     await waitFor('a few failed attempts', async () => (await deliveriesOf(harness.orm, siteId, slow)).length >= 3, 10_000);
-    expect((await subscriptionRow(harness.orm, siteId, failing)).isActive).toBe(true);
     expect((await subscriptionRow(harness.orm, siteId, slow)).isActive).toBe(true);
 
     for (const [id, error] of [[failing, 'HTTP 500'], [slow, 'ETIMEDOUT']] as const) {
