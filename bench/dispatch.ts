@@ -34,7 +34,7 @@ import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
-import { profiledSeries } from './support/dispatch-profile.ts';
+import { profiled } from './support/cpu-profile.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
         const engineCpu: number[] = [];
         const decideOnly: number[] = [];
         const brute: number[] = [];
-        await profiledSeries(`${size}-${strategy}`, async () => {
+        await profiled(`${size}-${strategy}`, async () => {
           for (const [i, jobId] of jobs.entries()) {
             const cpu = process.cpuUsage();
             const started = performance.now();

@@ -40,7 +40,7 @@ import { seedEngineSite } from './support/engine-seed.ts';
 import { machineLine } from './support/environment.ts';
 import { formatGrid, whole } from './support/grid.ts';
 import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
-import { profiled } from './support/realtime-profile.ts';
+import { profiled } from './support/cpu-profile.ts';
 import { writeResults } from './support/report.ts';
 
 /** `BENCH_REALTIME_SIZES=5000` runs one size (the first size listed also runs the capacity loop). */

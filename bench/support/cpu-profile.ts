@@ -3,9 +3,10 @@ import { Session } from 'node:inspector/promises';
 
 /**
  * With BENCH_CPU_PROFILE=<prefix>, `work` runs under the V8 CPU profiler and the profile is written to
- * `<prefix>-<label>.cpuprofile` (open it in Chrome DevTools or speedscope). Without it, `work` just runs.
+ * `<prefix>-<label>.cpuprofile` (open it in Chrome DevTools or speedscope). Without it, `work` just runs. Used by the
+ * dispatch and realtime benches (one profile per series).
  */
-export async function profiledSeries<T>(label: string, work: () => Promise<T>, progress: (line: string) => void): Promise<T> {
+export async function profiled<T>(label: string, work: () => Promise<T>, progress: (line: string) => void): Promise<T> {
   const prefix = process.env.BENCH_CPU_PROFILE;
   if (!prefix) return work();
   const session = new Session();
