@@ -34,7 +34,8 @@ import { whole } from './support/grid.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 import { createRawInserter, cycleEntities, type Operation } from './support/workloads.ts';
-import { engineBenchOptions, startCpuProfile } from './support/engine-options.ts';
+import { startCpuProfile } from './support/cpu-profile.ts';
+import { engineBenchOptions } from './support/engine-options.ts';
 import { databaseActivity, type ActivityDelta } from './support/database-activity.ts';
 
 const IDLE_ACTORS = 200_000;

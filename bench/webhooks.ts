@@ -28,11 +28,10 @@
  * stdout, JSON in bench/results/webhooks.json.
  */
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DELIVERY_CONCURRENCY, startWebhookDelivery } from '../engine/webhooks/start-webhook-delivery.ts';
+import { startCpuProfile } from './support/cpu-profile.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { seedEngineSite } from './support/engine-seed.ts';
@@ -111,7 +110,7 @@ async function main(): Promise<void> {
     const rawCpuMsPerJob = (rawCpu.user + rawCpu.system) / 1000 / N;
     progress(`raw BullMQ: ${whole(rawThroughput.perSecond)} jobs/s; committing ${N} outbox rows`);
     for (let i = 0; i < N; i += 100) await emit('tput', i, 100);
-    const profile = await startProfile(process.env.BENCH_CPU_PROFILE);
+    const profile = await startCpuProfile(process.env.BENCH_CPU_PROFILE);
     const cpuBefore = process.cpuUsage();
     const started = wallNow();
     services.outboxRelay.kick();
@@ -119,6 +118,7 @@ async function main(): Promise<void> {
     const last = Math.max(...keysOf('tput', 0, N).map((key) => receiver.arrivals.get(key)!));
     const cpu = process.cpuUsage(cpuBefore);
     await profile.stop();
+    if (process.env.BENCH_CPU_PROFILE) progress(`CPU profile of the throughput burst: ${process.env.BENCH_CPU_PROFILE}`);
     const hooks = {
       deliveries: N, seconds: (last - started) / 1000, perSecond: (N * 1000) / (last - started),
       // CPU of this process (relay, workers, BullMQ, pg client; not the receiver) per delivery, and the share of one core.
@@ -195,26 +195,6 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
-}
-
-/** With BENCH_CPU_PROFILE=<file>, a V8 CPU profile of this process during the throughput burst (open it in Chrome DevTools). */
-async function startProfile(file: string | undefined): Promise<{ stop(): Promise<void> }> {
-  if (!file) return { stop: async () => undefined };
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 200 });
-  await post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = (await post('Profiler.stop')) as { profile: object };
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-      progress(`CPU profile of the throughput burst: ${file}`);
-    },
-  };
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 
 /**
  * Options of `bench/engine.ts` for short runs while iterating (the README's figures use the defaults):
@@ -34,24 +32,5 @@ export function engineBenchOptions(env: NodeJS.ProcessEnv = process.env): Engine
     profileFile: env.BENCH_CPU_PROFILE,
     profileWorkload: env.BENCH_PROFILE_WORKLOAD === 'job' ? 'job' : 'stop',
     custom: Object.keys(env).filter((name) => name.startsWith('BENCH_')).join(', '),
-  };
-}
-
-/** Starts the V8 CPU profiler of this process when `file` is set; `stop` writes the profile (open it in Chrome DevTools). */
-export async function startCpuProfile(file: string | undefined): Promise<{ stop(): Promise<void> }> {
-  if (!file) return { stop: async () => undefined };
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
-  await post('Profiler.enable');
-  await post('Profiler.setSamplingInterval', { interval: 200 });
-  await post('Profiler.start');
-  return {
-    async stop() {
-      const { profile } = (await post('Profiler.stop')) as { profile: object };
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
   };
 }
