@@ -1,6 +1,7 @@
 /**
  * Webhook benchmark (issue 6): deliveries per second through the whole path (committed outbox row → relay, which
- * fans out into the `webhooks` queue → signed HTTPS POST → attempt recorded) to a local receiver, and commit-to-arrival latency at a
+ * fans out into the `webhooks` queue, one job per relayed batch and subscription → one signed HTTPS POST per event →
+ * attempt recorded) to a local receiver, and commit-to-arrival latency at a
  * fixed 500 events/s, beside raw BullMQ no-op jobs on the same Redis in the same run.
  * Goals: throughput ≥ 0.5× raw BullMQ; p99 < 100 ms at 500 events/s.
  *

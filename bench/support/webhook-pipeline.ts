@@ -48,26 +48,26 @@ type Stamps = { timestamp: number; processedOn: number; finishedOn: number };
 export type PipelineJobs = { webhooks: Map<string, Stamps> };
 
 /**
- * The completed `webhooks` jobs (the relay adds them straight from the outbox) by bench key, with BullMQ's own stamps: `timestamp` when the job was
- * built for `add`, `processedOn` when a worker took it, `finishedOn` when its handler returned.
+ * The completed `webhooks` jobs (the relay adds them straight from the outbox, one per batch and subscription), with
+ * BullMQ's own stamps by the bench key of each event they carried: `timestamp` when the job was built for `add`,
+ * `processedOn` when a worker took it, `finishedOn` when its handler returned (after every event of the job).
  */
 export async function completedJobs(redis: Redis, prefix: string): Promise<PipelineJobs> {
   const connection = redis.duplicate();
   try {
-    const load = async (name: string, keyOf: (data: unknown) => string | undefined) => {
-      const queue = new Queue(name, { connection, prefix });
-      const jobs = await queue.getJobs(['completed'], 0, -1);
-      await queue.close();
-      const byKey = new Map<string, Stamps>();
-      for (const job of jobs) {
-        const key = keyOf(job.data);
-        if (key) byKey.set(key, { timestamp: job.timestamp, processedOn: job.processedOn ?? Number.NaN, finishedOn: job.finishedOn ?? Number.NaN });
+    const queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix });
+    const jobs = await queue.getJobs(['completed'], 0, -1);
+    await queue.close();
+    const webhooks = new Map<string, Stamps>();
+    for (const job of jobs) {
+      const data = job.data as { body?: string; events?: { body: string }[] };
+      const bodies = data.events ? data.events.map((event) => event.body) : data.body ? [data.body] : [];
+      for (const body of bodies) {
+        const key = (JSON.parse(body) as { data?: { key?: string } }).data?.key;
+        if (key) webhooks.set(key, { timestamp: job.timestamp, processedOn: job.processedOn ?? Number.NaN, finishedOn: job.finishedOn ?? Number.NaN });
       }
-      return byKey;
-    };
-    return {
-      webhooks: await load(WEBHOOKS_QUEUE, (data) => (JSON.parse((data as { body: string }).body) as { data?: { key?: string } }).data?.key),
-    };
+    }
+    return { webhooks };
   } finally {
     await connection.quit();
   }

@@ -5,8 +5,8 @@ import { createBatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
-import { webhookDeliveriesFor } from '../webhooks/relay-fan-out.ts';
-import { EVENT_QUEUES } from './event-queues.ts';
+import { ACTIVE_SUBSCRIPTIONS_OF_SITE, webhookDeliveriesFor, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
+import { EVENT_QUEUE_EVENTS, EVENT_QUEUES } from './event-queues.ts';
 
 /**
  * The queue the relay used to add every event to for the webhook fan-out, before it fanned out itself. Nothing adds
@@ -70,11 +70,13 @@ type OutboxRow = {
 };
 
 /**
- * Moves committed outbox rows to every consumer's durable queue ({@link EVENT_QUEUES}): job name = the event, job id =
- * the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`, `site_id`, `entity_type`, `entity_id`,
- * `entity_version`; and fans them out into webhook delivery jobs (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
- * LOCKED`), enqueues them in `seq` order and stamps `relayed_at`. A crash after enqueueing but before the commit
- * re-sends the rows later, and the job id makes that a no-op in the queue: no row is lost or delivered twice.
+ * Moves committed outbox rows to the durable queue of each consumer that reads them ({@link EVENT_QUEUES}): job
+ * name = the event, job id = the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`,
+ * `site_id`, `entity_type`, `entity_id`, `entity_version`; and fans them out into webhook delivery jobs
+ * (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
+ * LOCKED`) and stamps `relayed_at`, then enqueues them in `seq` order and commits. A crash after enqueueing but before
+ * the commit re-sends the rows later, and the job ids make that a no-op in the queue: no row is lost or delivered
+ * twice.
  *
  * Relays in several processes take turns (a transaction-scoped advisory lock) rather than splitting the rows: two
  * relays sending different batches at once could let a later event of an entity overtake an earlier one.
@@ -112,20 +114,25 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   };
 
+  // One statement locks the batch, stamps it relayed and reads the active subscriptions of its sites: the stamp
+  // commits only with the adds (a failed add rolls it back), so stamping first is as safe and saves a round trip.
   const moveBatch = (): Promise<OutboxRow[]> =>
     inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
       await tx.execute(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay'))`);
-      const rows = await tx.execute<OutboxRow[]>(
-        `select id, site_id, event, entity_type, entity_id, entity_version, payload from outbox
-         where relayed_at is null order by seq limit ? for update skip locked`,
-        [batchSize],
+      const rows = await tx.execute<(OutboxRow & { subscriptions: ActiveSubscription[] | null })[]>(
+        `with moved as (
+           update outbox set relayed_at = ?
+           where id in (select id from outbox where relayed_at is null order by seq limit ? for update skip locked)
+           returning seq, id, site_id, event, entity_type, entity_id, entity_version, payload)
+         select m.id, m.site_id, m.event, m.entity_type, m.entity_id, m.entity_version, m.payload,
+           case when row_number() over (partition by m.site_id order by m.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('m.site_id')} end as subscriptions
+         from moved m order by m.seq`,
+        [clock.now().toISOString(), batchSize],
       );
-      const deliveries = await webhookDeliveriesFor(tx, rows);
+      const subscriptions = new Map(rows.filter((row) => row.subscriptions).map((row) => [row.site_id, row.subscriptions!]));
+      const deliveries = webhookDeliveriesFor(rows, (siteId) => subscriptions.get(siteId) ?? []);
       // Different queues: no order between them to keep, so their adds overlap (one round trip instead of two).
       await Promise.all([enqueueInOrder(queue, rows, tx), queue.addMany(WEBHOOKS_QUEUE, deliveries, tx)]);
-      if (rows.length > 0) {
-        await tx.execute('update outbox set relayed_at = ? where id in (?)', [clock.now().toISOString(), rows.map((row) => row.id)]);
-      }
       return rows;
     });
 
@@ -146,8 +153,9 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 }
 
 /**
- * Each consumer's queue receives the batch in one bulk add (the queues' adds overlap), in `seq` order (so an entity's events stay in order in
- * every queue): one round trip per queue instead of one per row and queue.
+ * Each consumer's queue receives the events of the batch it reads in one bulk add (the queues' adds overlap), in
+ * `seq` order (so an entity's events stay in order in every queue): one round trip per queue instead of one per row
+ * and queue.
  */
 async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
   if (rows.length === 0) return;
@@ -164,5 +172,8 @@ async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: Entity
     // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
     options: { jobId: row.id, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 },
   }));
-  await Promise.all(Object.values(EVENT_QUEUES).map((name) => queue.addMany(name, jobs, tx)));
+  await Promise.all(Object.values(EVENT_QUEUES).map((name) => {
+    const wanted = jobs.filter((job) => EVENT_QUEUE_EVENTS[name].has(job.name));
+    return wanted.length > 0 ? queue.addMany(name, wanted, tx) : undefined;
+  }));
 }

@@ -7,7 +7,9 @@ import type { FieldCrypto } from '../../persistence/field-crypto.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { deactivateSubscription, type DeactivationReason } from './deactivate.ts';
 import { attemptRecord, settleAndRead, type AttemptRecord, type DeliveryTarget, type LedgerRequest, type TargetRequest } from './delivery-records.ts';
-import { enqueueDelivery, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
+import { BATCH_JOB_NAME, batchDeliveries, enqueueDelivery, readDeliveryBatchJob, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
+import type { DeliveryClaims } from './delivery-claims.ts';
+import { createPostSlots } from './post-slots.ts';
 import { nextDelayMs, type RetryPolicy } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
 import { createSiteBatcher } from './site-batcher.ts';
@@ -24,40 +26,57 @@ export type DeliveryDeps = {
   retry: RetryPolicy;
   /** Jitter source, in [0, 1). */
   random?: () => number;
+  /** Which batch job sends each event (delivery-claims.ts). */
+  claims: DeliveryClaims;
+  /** POSTs in flight at once in this process. */
+  maxPosts: number;
 };
 
 type Verdict = { status: 'succeeded' | 'failed' | 'abandoned'; deactivate: DeactivationReason | null; retryInMs: number | null };
 
 /**
- * The handler of the `webhooks` queue: one attempt of one event to one subscription.
+ * The handler of the `webhooks` queue. A batch job (the relay's fan-out: the first attempts of a batch's events to
+ * one subscription) first claims its events (delivery-claims.ts: an event carried by two batch jobs is sent by one),
+ * then runs one attempt per event, all at once (POSTs capped per process by {@link DeliveryDeps.maxPosts}); any
+ * other job is one attempt of one event (a retry, a ping). One attempt:
  *
  * 1. Bound to the event's site: skip if the event already reached a final state for this subscription (a run
  *    repeated after a crash); drop it (recorded `abandoned`) if the subscription is inactive or was deactivated
  *    after the event was queued, so a reactivation never replays it; decrypt the secret.
  * 2. POST the stored body with its signatures (no transaction is held during the request).
- * 3. Record the attempt (`webhook_delivery`) and, in the same transaction, schedule the next attempt or deactivate:
- *    404, 410 and an unknown host (ENOTFOUND: NXDOMAIN or no address; never EAI_AGAIN) deactivate at once; any other
- *    failure is retried on the policy and deactivates once the attempts are used up.
+ * 3. Record the attempt (`webhook_delivery`) and, in the same transaction, schedule the next attempt (its own
+ *    single-event job) or deactivate: 404, 410 and an unknown host (ENOTFOUND: NXDOMAIN or no address; never
+ *    EAI_AGAIN) deactivate at once; any other failure is retried on the policy and deactivates once the attempts are
+ *    used up.
  *
- * Steps 1 and 3 of the deliveries running at the same time for one site share one transaction: one insert of the
- * attempts just finished, one read of the targets just asked for (site-batcher.ts, delivery-records.ts); an attempt that retries or deactivates is recorded on its own. The job
- * completes only once its record has committed. Delivery is at least once: a crash between the POST and step 3
- * sends the event again with the same `webhook-id`.
+ * Steps 1 and 3 of the attempts running at the same time for one site share one statement sent in one round trip
+ * (site-batcher.ts, delivery-records.ts); an attempt that retries or deactivates is recorded on its own. A job
+ * completes only once the records of all its attempts have committed. Delivery is at least once: a crash between a
+ * POST and step 3 sends that event again with the same `webhook-id`.
  */
 export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
   const ledger = createSiteBatcher<LedgerRequest, DeliveryTarget | null>((siteId, requests) => settleAndRead(deps.orm, siteId, requests));
   const records = async (siteId: string, attempt: AttemptRecord): Promise<void> => void (await ledger(siteId, { record: attempt }));
   const targets = async (siteId: string, read: TargetRequest): Promise<DeliveryTarget> => (await ledger(siteId, { read }))!;
   const secrets = createSecretCache(deps.crypto);
-  return async (job) => {
-    const delivery = readDeliveryJob(job.data);
-    const target = await targets(delivery.site_id, {
+  const slots = createPostSlots(deps.maxPosts);
+
+  const read = (delivery: DeliveryJobData, rerun: boolean): Promise<DeliveryTarget> =>
+    targets(delivery.site_id, {
       subscriptionId: delivery.subscription_id,
       eventId: delivery.event_id,
       since: delivery.ping ? null : delivery.queued_at,
       // Only a job run before (its process died, or it threw after recording) may find its event already settled.
-      rerun: job.attempt > 1,
+      rerun,
     });
+
+  /**
+   * One attempt. In a batch, `shared` is the target already read for all its events (on a first run nothing can be
+   * settled yet), and once one of its attempts deactivates the subscription its events still waiting for a POST slot
+   * are dropped rather than sent, as separate jobs would have been.
+   */
+  const attempt = async (delivery: DeliveryJobData, rerun: boolean, batch?: { shared?: DeliveryTarget; switchedOff: boolean }): Promise<void> => {
+    const target = batch?.shared ?? (await read(delivery, rerun));
     if (target.kind === 'gone' || target.kind === 'settled') return;
     if (target.kind === 'dropped') {
       await records(delivery.site_id, attemptRecord(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error: target.error }));
@@ -65,8 +84,18 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
     }
     const secret = target.secretCiphertext ? secrets(delivery.site_id, delivery.subscription_id, target.secretCiphertext) : null;
     const body = Buffer.from(delivery.body, 'utf8');
-    const headers = signatureHeaders(secret, delivery.event_id, Math.floor(Date.now() / 1000), body);
-    const result = await deps.client.post(target.url, body, { ...headers });
+    const result = await slots(async () => {
+      if (batch?.switchedOff) return null;
+      const posted = await deps.client.post(target.url, body, { ...signatureHeaders(secret, delivery.event_id, Math.floor(Date.now() / 1000), body) });
+      // Before the slot passes on, so the batch's next event already sees it (a batch's attempts are first attempts:
+      // only a permanent failure deactivates).
+      if (batch && permanentFailure(posted)) batch.switchedOff = true;
+      return posted;
+    });
+    if (!result) {
+      await records(delivery.site_id, attemptRecord(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error: SWITCHED_OFF_IN_BATCH }));
+      return;
+    }
     const verdict = judge(deps, delivery, result);
     const outcome = attemptRecord(delivery, {
       status: verdict.status,
@@ -83,7 +112,24 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
       deps.logger.warn({ subscriptionId: delivery.subscription_id, reason: verdict.deactivate }, 'webhook subscription deactivated');
     }
   };
+
+  return async (job) => {
+    const rerun = job.attempt > 1;
+    if (job.name !== BATCH_JOB_NAME) return attempt(readDeliveryJob(job.data), rerun);
+    const batch = readDeliveryBatchJob(job.data);
+    const owned = await deps.claims(job.id, batch.subscription_id, batch.events.map((event) => event.event_id));
+    const deliveries = batchDeliveries(batch).filter((d) => owned.has(d.event_id));
+    if (deliveries.length === 0) return;
+    // Every event of a batch has the same subscription and queued_at: on a first run one read answers for all.
+    const batchRun = { ...(rerun ? {} : { shared: await read(deliveries[0]!, false) }), switchedOff: false };
+    const runs = await Promise.allSettled(deliveries.map((d) => attempt(d, rerun, batchRun)));
+    // Every attempt has finished (or failed) before the job does: a rerun then skips the events already settled.
+    const failed = runs.find((run) => run.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
 }
+
+const SWITCHED_OFF_IN_BATCH = 'dropped: another delivery of its batch deactivated the subscription';
 
 /**
  * Decrypted signing secrets by site, subscription and ciphertext: a subscription's deliveries decrypt its secret once

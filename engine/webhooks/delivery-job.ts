@@ -1,7 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DurableQueue, JsonValue, NewJob } from '../queue/durable-queue.ts';
 
-/** The durable queue of webhook deliveries: one job per attempt of one event to one subscription. */
+/**
+ * The durable queue of webhook deliveries: one job per relayed batch and subscription (its first attempts), then one
+ * job per retry of one event to one subscription (and per ping).
+ */
 export const WEBHOOKS_QUEUE = 'webhooks';
 
 /** The event of `POST /webhook/test`. */
@@ -63,6 +66,59 @@ export async function enqueueDelivery(
 /** The queue job of one delivery attempt, due now, for {@link DurableQueue.addMany} (a fan-out adds several at once). */
 export function deliveryJob(data: DeliveryJobData): NewJob {
   return { name: data.event, data, options: { jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt), attempts: RUN_ATTEMPTS, backoffMs: RUN_BACKOFF_MS } };
+}
+
+/** One event of a {@link DeliveryBatchJobData}. */
+export type BatchEvent = { event_id: string; event: string; body: string };
+
+/**
+ * The first attempts of a relayed batch's events to one subscription, in one job: BullMQ's cost per job is then
+ * shared by the batch, while each event is still its own signed POST, attempt record and, when it fails, its own
+ * retry job (a {@link DeliveryJobData} with `attempt` 2).
+ */
+export type DeliveryBatchJobData = {
+  site_id: string;
+  subscription_id: string;
+  /** As {@link DeliveryJobData.queued_at}, for every event of the batch. */
+  queued_at: string;
+  /** In outbox order. */
+  events: BatchEvent[];
+};
+
+/** The job name of a batch (a single delivery's name is its event). */
+export const BATCH_JOB_NAME = 'webhook:batch';
+
+/**
+ * `batch.${firstEventId}.${lastEventId}.${subscriptionId}`: a batch relayed again with the same rows (a relay that
+ * died between its add and its commit) adds nothing twice. A batch relayed again with other rows (more rows had
+ * committed meanwhile) gets another id, and the delivery claims (delivery-claims.ts) keep its events that the first
+ * job also carries from being sent twice.
+ */
+export function batchJobId(subscriptionId: string, events: readonly BatchEvent[]): string {
+  return `batch.${events[0]!.event_id}.${events.at(-1)!.event_id}.${subscriptionId}`;
+}
+
+/** The queue job of a batch's first attempts, due now. */
+export function deliveryBatchJob(data: DeliveryBatchJobData): NewJob {
+  return { name: BATCH_JOB_NAME, data, options: { jobId: batchJobId(data.subscription_id, data.events), attempts: RUN_ATTEMPTS, backoffMs: RUN_BACKOFF_MS } };
+}
+
+/** Each event of a batch as the single delivery (first attempt) it stands for. */
+export function batchDeliveries(batch: DeliveryBatchJobData): DeliveryJobData[] {
+  return batch.events.map((event) => ({
+    event_id: event.event_id, event: event.event, body: event.body,
+    site_id: batch.site_id, subscription_id: batch.subscription_id, attempt: 1, queued_at: batch.queued_at, ping: false,
+  }));
+}
+
+/** @throws Error when a job's data is not a batch */
+export function readDeliveryBatchJob(data: JsonValue): DeliveryBatchJobData {
+  const value = data as Partial<DeliveryBatchJobData> | null;
+  const valid = !!value && typeof value === 'object' && typeof value.site_id === 'string' && typeof value.subscription_id === 'string'
+    && typeof value.queued_at === 'string' && Array.isArray(value.events) && value.events.length > 0
+    && value.events.every((e) => typeof e?.event_id === 'string' && typeof e.event === 'string' && typeof e.body === 'string');
+  if (!valid) throw new Error('malformed webhook delivery batch job');
+  return value as DeliveryBatchJobData;
 }
 
 /** @throws Error when a job's data is not a delivery (a job written by other code, or by an older version) */

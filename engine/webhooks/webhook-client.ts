@@ -1,6 +1,7 @@
 import { request } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { createSecureContext } from 'node:tls';
 import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { parseRetryAfter } from './retry-policy.ts';
 
@@ -50,7 +51,9 @@ export function createWebhookClient(options: WebhookClientOptions): WebhookClien
     keepAlive: true,
     maxSockets: 64,
     allowIPAddressList: options.allowLoopback ? ['127.0.0.0/8', '::1'] : [],
-    ...(options.ca ? { ca: options.ca } : {}),
+    // One secure context built from the test CA, rather than `ca` itself: https.Agent puts a `ca` string into the
+    // name it files every request's socket under, so each POST would copy and hash the whole PEM.
+    ...(options.ca ? { secureContext: createSecureContext({ ca: options.ca }) } : {}),
   });
 
   const post = (url: string, body: Buffer, headers: Record<string, string>): Promise<PostResult> => {

@@ -56,7 +56,8 @@ async function outboxFacts() {
       `select (select count(*) from outbox) as outbox, (select count(*) from outbox where relayed_at is null) as pending,
               (select count(*) from audit_record where (entity_type = 'Job' and action = 'create') or action = 'state_change') as events`,
     );
-    const ids: { id: string }[] = await em.execute('select id from outbox');
+    // The events the earnings consumer reads: the relay adds only those to its queue (EVENT_QUEUE_EVENTS).
+    const ids: { id: string }[] = await em.execute(`select id from outbox where event = 'job:state_change'`);
     return { outbox: Number(row!.outbox), pending: Number(row!.pending), events: Number(row!.events), ids: ids.map((r) => r.id) };
   });
 }
@@ -97,6 +98,7 @@ describe('a crash (kill -9) and a restart', () => {
     expect(relayed.outbox).toBe(afterCrash.outbox);
     const queued = await Promise.all(relayed.ids.map((id) => server.services.queue.getJob(EVENT_QUEUES.earnings, id)));
     expect(queued.filter((job) => job === null)).toHaveLength(0);
-    expect(new Set(queued.map((job) => job!.id)).size).toBe(relayed.outbox);
+    expect(relayed.ids.length).toBeGreaterThan(0);
+    expect(new Set(queued.map((job) => job!.id)).size).toBe(relayed.ids.length);
   }, 180_000);
 });
