@@ -1,12 +1,12 @@
 import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { inTenantScope } from '../persistence/tenant-scope.ts';
 import type { Clock } from './clock.ts';
 import { auditAndOutboxStatement } from '../persistence/outbox.ts';
-import { applyTransition, writePendingRecords, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
+import { applyTransition, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
+import { inCommandTransaction } from './runtime/command-transaction.ts';
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
 
@@ -15,7 +15,7 @@ export type EngineDeps = {
   clock: Clock;
   maxActors?: number;
   idleMs?: number;
-  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 2). */
+  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 4). */
   groupCommit?: { maxBatch?: number; maxConcurrent?: number };
 };
 
@@ -104,12 +104,11 @@ export function createEngine(deps: EngineDeps): Engine {
       for (let attempt = 1; ; attempt += 1) {
         const touched: CommandScope['touched'] = new Map();
         try {
-          const result = await inTenantScope(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
+          const result = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
             const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] } };
             const value = await work(scope);
-            // The transitions' audit records and outbox rows, after every row they describe (one statement).
-            await writePendingRecords(scope);
-            return value;
+            // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).
+            return { value, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events) };
           });
           remember(ctx.siteId, touched);
           notifyCommitted();

@@ -3,13 +3,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
 import { allowedMoves, applyEvent, currentState, persistSnapshot, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
-import { auditRecordValues, type AuditActor, type AuditRecordValues } from '../../persistence/audit.ts';
-import { insertAuditAndOutbox, type DomainEvent } from '../../persistence/outbox.ts';
+import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
+import type { DomainEvent } from '../../persistence/outbox.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
-import { jobFromRow, stopFromRow, toJobData, toStopData, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
-import { routeFromRow, toRouteData, type RouteRecord } from '../routes/route-view.ts';
+import { jobFromRow, stopFromRow, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
+import { routeFromRow, type RouteRecord } from '../routes/route-view.ts';
 import type { ActorRegistry } from '../runtime/actor-registry.ts';
+import { stopCascadeOf } from './job-stop-cascade.ts';
+import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
 export type EntityKind = 'job' | 'stop' | 'route';
@@ -17,17 +19,14 @@ export type EntityKind = 'job' | 'stop' | 'route';
 /** What the command path reads and writes of an entity of any kind. */
 export type EntityRecord = JobRecord | StopRecord | RouteRecord;
 
-/** The audit `entity_type` of a kind. */
-export const ENTITY_TYPE_NAMES: Record<EntityKind, string> = { job: 'Job', stop: 'Stop', route: 'Route' };
-
 /** A move to a named state (`workflow_state_id`), or a phase event mapped to the site's target state. */
 export type TransitionRequest = { kind: 'move'; toStateId: string } | { kind: 'phase'; event: PhaseEvent };
 
 export type CommandActor = AuditActor & { role: ActingRole };
 
 /**
- * Audit records and outbox events of the command's transitions, written together by `writePendingRecords` at the
- * end of the command (one statement), in the order the transitions happened.
+ * Audit records and outbox events of the command's transitions, written together at the end of the command (one
+ * statement, sent with its COMMIT), in the order the transitions happened.
  */
 export type PendingRecords = { audits: AuditRecordValues[]; events: DomainEvent[] };
 
@@ -49,14 +48,6 @@ export type Applied = {
   from: { id: string; key: string; phase: string };
   to: { id: string; key: string; phase: string };
 };
-
-/** Writes the audit records and outbox rows the command's transitions collected (see `PendingRecords`). */
-export async function writePendingRecords(scope: CommandScope): Promise<void> {
-  const { audits, events } = scope.pending;
-  if (audits.length === 0 && events.length === 0) return;
-  scope.pending = { audits: [], events: [] };
-  await insertAuditAndOutbox(scope.em, audits, events);
-}
 
 /** Reads a job (not deleted), a stop or a route of the scope's site, as the command path uses it. */
 export async function loadEntity(scope: CommandScope, kind: EntityKind, id: string): Promise<EntityRecord | null> {
@@ -96,7 +87,7 @@ export async function applyTransition(
     const planned = await plan(scope, kind, id, known.workflowId, known.snapshot, request, notes);
     if (planned) {
       const row = await update(scope, kind, id, known.version, planned, notes);
-      if (row) return applied(scope, kind, id, row, planned);
+      if (row) return applied(scope, kind, row, planned);
       // A stale cache hit (or the row is gone): forget it, and read the row.
       if (known === cached) scope.registry.drop(siteId, id);
     }
@@ -118,7 +109,7 @@ export async function applyTransition(
   const planned = { workflow, snapshot, next, event, now: scope.clock.now() };
   const row = await update(scope, kind, id, entity.version, planned, notes);
   if (!row) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
-  return applied(scope, kind, id, row, planned);
+  return applied(scope, kind, row, planned);
 }
 
 /** The move from a known snapshot, or null when it would be refused (or the request is invalid): the caller then reads the row. */
@@ -176,44 +167,43 @@ async function update(
   }
   const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
   params.push(id, scope.siteId, version);
-  const [row] = await scope.em.execute<EntityRow[]>(`update ${kind} set ${sets.join(', ')} where ${where} returning *`, params);
+  const sql = `update ${kind} set ${sets.join(', ')} where ${where} returning *`;
+  if (kind !== 'job' || !stopCascadeOf(currentState(planned.workflow, planned.snapshot).phase, to.phase)) {
+    const [row] = await scope.em.execute<EntityRow[]>(sql, params);
+    return row;
+  }
+  // The stops this move cascades to, read in the same statement (its snapshot: as a read right after would see
+  // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own.
+  const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
+    `with moved as (${sql})
+     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS}
+     from moved`,
+    params,
+  );
   return row;
 }
 
-/** Collects the audit record and the outbox event of a written move, and remembers the actor for the command's end. */
-function applied(scope: CommandScope, kind: EntityKind, id: string, row: EntityRow, planned: Planned): Applied {
-  const { siteId, actor } = scope;
+const STOPS = 'stops_read_with_move';
+const stopsRead = new WeakMap<Applied, EntityRow[]>();
+
+/**
+ * The job's stops as the statement that moved it read them (`select *` rows, in stop order), when its move
+ * cascades to them; undefined otherwise (then read them).
+ */
+export const stopsReadWithMove = (move: Applied): EntityRow[] | undefined => stopsRead.get(move);
+
+/** Records a written move (audit, event, actor) and keeps the stops its statement read for the cascade. */
+function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned: Planned): Applied {
   const { workflow, snapshot, next, event, now } = planned;
   const entity = fromRow(kind, row);
   const from = currentState(workflow, snapshot);
   const to = currentState(workflow, next);
-  scope.pending.audits.push(
-    auditRecordValues(actor, {
-      siteId,
-      action: 'state_change',
-      entityType: ENTITY_TYPE_NAMES[kind],
-      entityId: id,
-      before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
-      after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: event.type, role: actor.role },
-    }),
-  );
-  const data =
-    kind === 'job'
-      ? toJobData(entity as JobRecord, workflow)
-      : kind === 'stop'
-        ? toStopData(entity as StopRecord, workflow, null)
-        : toRouteData(entity as RouteRecord, workflow);
-  scope.pending.events.push({
-    siteId,
-    event: `${kind}:state_change`,
-    entityType: kind,
-    entityId: id,
-    entityVersion: entity.version,
-    data: { ...data, previous_workflow_state_id: from.id, previous_phase: from.phase },
-    timestamp: now,
-  });
-  scope.touched.set(id, { snapshot: next, version: entity.version, workflowId: workflow.id });
-  return { kind, entity, workflow, from, to };
+  // fromRow(kind, ...) is the record of that kind; the union cannot say so.
+  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now } as WrittenMove);
+  const result: Applied = { kind, entity, workflow, from, to };
+  const stops = row[STOPS] as EntityRow[] | undefined;
+  if (stops) stopsRead.set(result, stops);
+  return result;
 }
 
 function toEvent(workflow: Workflow, kind: EntityKind, request: TransitionRequest, role: ActingRole, facts: MoveFacts): EntityEvent {

@@ -1,7 +1,8 @@
 import { DomainError } from '../domain-error.ts';
-import { stopFromRow, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
+import { stopFromRow, type EntityRow, type StopRecord } from '../jobs/job-view.ts';
 import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
-import { applyTransition, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
+import { applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
+import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
 
@@ -19,14 +20,9 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   if (applied.kind === 'route') return afterRouteMove(system, applied, cascadeMove);
   if (applied.kind === 'job') {
-    const job = applied.entity as JobRecord;
-    if (applied.to.phase === 'cancelled') await eachStop(system, job.id, (phase) => !TERMINAL.has(phase), { kind: 'phase', event: 'cancel' }, notes);
-    if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
-      await eachStop(system, job.id, (phase) => phase === 'assigned' || phase === 'in_progress', { kind: 'phase', event: 'return' });
-    }
-    if (applied.to.phase === 'assigned' && applied.from.phase === 'unassigned') {
-      await eachStop(system, job.id, (phase) => phase === 'unassigned', { kind: 'phase', event: 'dispatch' });
-    }
+    const cascade = stopCascadeOf(applied.from.phase, applied.to.phase);
+    // Only a cancellation passes its notes on to the stops it cancels.
+    if (cascade) await eachStop(system, applied, cascade, applied.to.phase === 'cancelled' ? notes : {});
     await afterJobMove(system, applied, cascadeMove);
     return;
   }
@@ -45,17 +41,14 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   }
 }
 
-async function eachStop(
-  scope: CommandScope,
-  jobId: string,
-  matches: (phase: string) => boolean,
-  request: TransitionRequest,
-  notes: { cancellationNotes?: string } = {},
-): Promise<void> {
-  const rows = await scope.em.execute<EntityRow[]>('select * from stop where job_id = ? and site_id = ? order by sort_order asc', [jobId, scope.siteId]);
+/** Moves the job's stops the cascade names, in their order; read in the job's own update when it could (`stopsReadWithMove`). */
+async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCascade, notes: { cancellationNotes?: string }): Promise<void> {
+  const rows =
+    stopsReadWithMove(applied) ??
+    (await scope.em.execute<EntityRow[]>('select * from stop where job_id = ? and site_id = ? order by sort_order asc', [applied.entity.id, scope.siteId]));
   for (const row of rows) {
     const stop = stopFromRow(row);
-    if (matches(stop.phase)) await tryApply(scope, 'stop', stop.id, request, notes, stop);
+    if (cascade.matches(stop.phase)) await tryApply(scope, 'stop', stop.id, cascade.request, notes, stop);
   }
 }
 

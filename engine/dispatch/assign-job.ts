@@ -8,6 +8,8 @@ import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
 import { namedDecision } from './decide.ts';
 import type { DriverFacts } from './driver-facts.ts';
 import { driverFacts, indexedDriverFacts } from './driver-index.ts';
+import { planJobDispatch } from './dispatch-plan.ts';
+import { dispatchAtOnce } from './dispatch-at-once.ts';
 import { assertDispatchableZone, toJobTarget, type JobTarget } from './job-target.ts';
 
 export type AssignInput = {
@@ -59,14 +61,16 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   }
   if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
 
-  const opened = input.routeId
-    ? { route: await loadRoute(scope, input.routeId), created: false }
-    : await openDriverDayRoute(scope, { driverUserId: driver.userId, vehicleId, serviceDate: serviceDate(scope, job, timezone), teamId: input.teamId ?? null, jobIds: [job.id] });
+  // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
+  const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);
+  // A new record with nothing to supersede first is inserted by the join's statement (its audit and event are
+  // still recorded after the moves, in the order they happen).
+  const insertWithJoin = !input.dispatchId && !supersede;
   const now = scope.clock.now();
   const accepted = input.acceptedByDriver === true;
-  const fields = {
+  const fieldsFor = (routeId: string | null) => ({
     job_id: job.id,
-    route_id: opened.route.id,
+    route_id: routeId,
     team_id: input.teamId ?? null,
     assigned_to_driver_id: driver.userId,
     assigned_to_vehicle_id: vehicleId,
@@ -76,18 +80,20 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     driver_accepted_at: accepted ? now : null,
     dispatched_at: now,
     decision: input.decision ?? namedDecision(accepted ? 'claim' : 'manual', driver, now),
-  };
-  // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
-  const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);
-  // A new record with nothing to supersede first is inserted by the join's statement (its audit and event are
-  // still recorded after the moves below, in the order they happen).
-  const insertWithJoin = !input.dispatchId && !supersede;
-  // The job joins the route with its driver in one write; the move below starts from the row it returned, so the
-  // state_change event shows the driver and the route.
-  const { jobRow, route, inserted } = await joinRouteWithDriver(scope, opened, job, driver.userId, insertWithJoin ? dispatchInsert(scope, { ...fields, method: input.method }) : undefined);
-  const applied = await applyTransition(scope, 'job', job.id, { kind: 'phase', event: 'dispatch' }, {}, jobFromRow(jobRow));
-  await applyCascades(scope, applied, {});
-  await dispatchRoute(scope, route);
+  });
+  const insertFor = (routeId: string | null, routeFrom?: string) => dispatchInsert(scope, { ...fieldsFor(routeId), method: input.method }, routeFrom);
+  const day = { driverUserId: driver.userId, vehicleId, serviceDate: serviceDate(scope, job, timezone), teamId: input.teamId ?? null };
+  // With the workflow states read with the job, the route's creation or join and every move go in one statement.
+  const plan = insertWithJoin ? await planJobDispatch(scope, job) : null;
+  let written: { route: RouteRecord; inserted: unknown };
+  if (plan) {
+    written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, insertFor });
+  } else {
+    const opened = input.routeId ? { route: await loadRoute(scope, input.routeId), created: false } : await openDriverDayRoute(scope, { ...day, jobIds: [job.id] });
+    written = await joinAndMove(scope, opened, job, driver.userId, insertWithJoin ? insertFor(opened.route.id) : undefined);
+  }
+  const { route, inserted } = written;
+  const fields = fieldsFor(route.id);
 
   if (supersede) await supersedeOthers(scope, job.id, input.dispatchId);
   const dispatch = insertWithJoin
@@ -97,6 +103,15 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
       : await insertDispatch(scope, { ...fields, method: input.method });
   if (!dispatch) throw DomainError.conflict('DISPATCH_CHANGED', `Dispatch ${input.dispatchId} is no longer pending`);
   return { dispatch, route, driver, job };
+}
+
+/** The join (with the caller's insert), then the job's move with its cascades and the route's move: a statement each. */
+async function joinAndMove(scope: CommandScope, opened: { route: RouteRecord; created: boolean }, job: JobTarget, driverId: string, insert: { sql: string; params: unknown[] } | undefined) {
+  const { jobRow, route, inserted } = await joinRouteWithDriver(scope, opened, job, driverId, insert);
+  const applied = await applyTransition(scope, 'job', job.id, { kind: 'phase', event: 'dispatch' }, {}, jobFromRow(jobRow));
+  await applyCascades(scope, applied, {});
+  await dispatchRoute(scope, route);
+  return { route, inserted };
 }
 
 async function loadForAssignment(scope: CommandScope, input: AssignInput): Promise<{ job: JobTarget; driver: DriverFacts | undefined; timezone: string }> {
@@ -123,17 +138,26 @@ export async function dispatchRoute(scope: CommandScope, route: RouteRecord): Pr
   }
 }
 
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
+/** Per time zone: its day formatter, and the last minute formatted with the day it fell on. */
+const dayFormats = new Map<string, { format: Intl.DateTimeFormat; minute: number; day: string }>();
 
-/** The day the job is worked, on the site's calendar: its window's start, else today. */
+/**
+ * The day the job is worked, on the site's calendar: its window's start, else today. Formatted once per minute and
+ * time zone: a local day starts on a whole minute of UTC time in every offset in use since 1972.
+ */
 function serviceDate(scope: CommandScope, job: JobTarget, timezone: string): string {
-  const instant = new Date(job.window?.start ?? scope.clock.now().getTime());
-  let format = dayFormats.get(timezone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    dayFormats.set(timezone, format);
+  const instant = job.window?.start ?? scope.clock.now().getTime();
+  const minute = Math.floor(instant / 60_000);
+  let entry = dayFormats.get(timezone);
+  if (!entry) {
+    entry = { format: new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }), minute: Number.NaN, day: '' };
+    dayFormats.set(timezone, entry);
   }
-  return format.format(instant);
+  if (entry.minute !== minute) {
+    entry.day = entry.format.format(instant);
+    entry.minute = minute;
+  }
+  return entry.day;
 }
 
 async function assertVehicle(scope: CommandScope, vehicleId: string): Promise<void> {

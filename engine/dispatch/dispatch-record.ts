@@ -57,14 +57,23 @@ export async function insertDispatch(scope: CommandScope, values: NewDispatch): 
   return recordInsertedDispatch(scope, inserted!);
 }
 
-/** The `insert ... returning *` of a dispatch record, for a caller that sends it inside another statement (a CTE). */
-export function dispatchInsert(scope: CommandScope, values: NewDispatch): { sql: string; params: unknown[] } {
+/**
+ * The `insert ... returning *` of a dispatch record, for a caller that sends it inside another statement (a CTE).
+ * `routeFrom`: the route id as an SQL expression of that statement (a route it finds itself), inserted only when
+ * that expression is not null.
+ */
+export function dispatchInsert(scope: CommandScope, values: NewDispatch, routeFrom?: string): { sql: string; params: unknown[] } {
   const now = new Date();
   const row: Record<string, unknown> = { ...values, created_by_user_id: values.created_by_user_id ?? scope.actor.userId };
-  const params = COLUMNS.map((c) => (c === 'decision' || c === 'plan' ? JSON.stringify(row[c] ?? null) : (row[c] ?? (c === 'require_confirmation' || c === 'driver_accepted' ? false : null))));
+  const columns = routeFrom ? COLUMNS.filter((c) => c !== 'route_id') : COLUMNS;
+  const params = columns.map((c) => (c === 'decision' || c === 'plan' ? JSON.stringify(row[c] ?? null) : (row[c] ?? (c === 'require_confirmation' || c === 'driver_accepted' ? false : null))));
+  const placeholders = columns.map(() => '?').join(', ');
   return {
-    sql: `insert into dispatch (id, site_id, ${COLUMNS.join(', ')}, created_at, updated_at)
-     values (?, ?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?) returning *`,
+    sql: routeFrom
+      ? `insert into dispatch (id, site_id, ${columns.join(', ')}, route_id, created_at, updated_at)
+     select ?, ?, ${placeholders}, r.id, ?, ? from (select ${routeFrom} as id) r where r.id is not null returning *`
+      : `insert into dispatch (id, site_id, ${columns.join(', ')}, created_at, updated_at)
+     values (?, ?, ${placeholders}, ?, ?) returning *`,
     params: [newId('dispatch'), scope.siteId, ...params, now, now],
   };
 }

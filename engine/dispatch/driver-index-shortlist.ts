@@ -7,6 +7,8 @@ export const SHORTLIST_PER_GROUP = 32;
 /** Extra straight-line distance kept past the K-th driver: whole-second rounding can tie a slightly farther driver. */
 const ROUNDING_SLACK_METERS = 150;
 const EARTH_RADIUS_METERS = 6_371_008.8;
+/** The group of drivers without a known position (transport modes are numbered below it). */
+const NO_POSITION = 15;
 
 /**
  * The eligible drivers worth measuring to the pickup, by index, in their original order. Ranking by the strategy
@@ -26,55 +28,61 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
   const count = drivers.length;
   if (strategy === 'round-robin' || !target || count <= perGroup) return drivers.map((_, i) => i);
   const byLoad = strategy === 'load' || strategy === 'load-balanced';
-  // One pass: each driver's distance and transport mode (-1: no position, always kept). Drivers of one fleet mostly
-  // share a vehicle type, so the mode of the previous driver's type is reused.
-  const meters = new Float64Array(count);
-  const modes = new Int8Array(count);
+  // One pass: each driver's distance and group. A group is a transport mode (or "no position": those cost no matrix
+  // cell and are always kept), and for the load strategies a load level too. Drivers of one fleet mostly share a
+  // vehicle type, so the mode of the previous driver's type is reused. Typed arrays and plain loops: this runs over
+  // every eligible driver.
+  const { meters, groups, keep } = scratchFor(count);
   const modeNames: string[] = [];
-  const loads = new Set<number>();
+  const groupKeys = new Map<number, number>();
+  const groupLoads: number[] = [];
+  const groupSizes: number[] = [];
+  const unplaced: boolean[] = [];
+  const target$ = toRadians(target);
   let lastType: string | null | undefined;
   let lastMode = -1;
   for (let i = 0; i < count; i++) {
     const driver = drivers[i]!;
-    if (byLoad) loads.add(driver.load);
     const position = driver.position;
-    if (!position) {
-      meters[i] = Number.POSITIVE_INFINITY;
-      modes[i] = -1;
-      continue;
-    }
-    meters[i] = greatCircleMeters(position, target);
-    if (driver.vehicleType !== lastType) {
-      lastType = driver.vehicleType;
-      const name = modeOf(lastType);
-      lastMode = modeNames.indexOf(name);
-      if (lastMode < 0) lastMode = modeNames.push(name) - 1;
-    }
-    modes[i] = lastMode;
-  }
-  const keep = new Uint8Array(count);
-  let kept = 0;
-  const levels = byLoad ? [...loads].sort((a, b) => a - b) : [null];
-  for (const level of levels) {
-    const groups = new Map<number, number[]>();
-    for (let i = 0; i < count; i++) {
-      if (level !== null && drivers[i]!.load !== level) continue;
-      const mode = modes[i]!;
-      if (mode < 0) {
-        if (!keep[i]) {
-          keep[i] = 1;
-          kept += 1;
-        }
-        continue;
+    let mode = NO_POSITION;
+    if (position) {
+      meters[i] = greatCircleMeters(position, target$);
+      if (driver.vehicleType !== lastType) {
+        lastType = driver.vehicleType;
+        const name = modeOf(lastType);
+        lastMode = modeNames.indexOf(name);
+        if (lastMode < 0) lastMode = modeNames.push(name) - 1;
       }
-      const list = groups.get(mode);
-      if (list) list.push(i);
-      else groups.set(mode, [i]);
+      mode = lastMode;
     }
-    for (const list of groups.values()) {
-      const limit = kthSmallest(Float64Array.from(list, (i) => meters[i]!), Math.min(perGroup, list.length) - 1) + ROUNDING_SLACK_METERS;
-      for (const i of list) {
-        if (meters[i]! > limit || keep[i]) continue;
+    const load = byLoad ? driver.load : 0;
+    // Modes are few (< NO_POSITION): one number keys a (load, mode) group.
+    const key = load * (NO_POSITION + 1) + mode;
+    let group = groupKeys.get(key);
+    if (group === undefined) {
+      group = groupLoads.push(load) - 1;
+      groupSizes.push(0);
+      unplaced.push(mode === NO_POSITION);
+      groupKeys.set(key, group);
+    }
+    groupSizes[group]! += 1;
+    groups[i] = group;
+  }
+  // Lowest load level first (one level only for eta): stop once a level has brought the count to K.
+  let kept = 0;
+  const levels = [...new Set(groupLoads)].sort((a, b) => a - b);
+  for (const level of levels) {
+    for (let group = 0; group < groupLoads.length; group++) {
+      if (groupLoads[group] !== level) continue;
+      let limit = Number.POSITIVE_INFINITY;
+      if (!unplaced[group]) {
+        const values = meters.subarray(count, count + groupSizes[group]!);
+        let n = 0;
+        for (let i = 0; i < count; i++) if (groups[i] === group) values[n++] = meters[i]!;
+        limit = kthSmallest(values, Math.min(perGroup, n) - 1) + ROUNDING_SLACK_METERS;
+      }
+      for (let i = 0; i < count; i++) {
+        if (groups[i] !== group || meters[i]! > limit || keep[i]) continue;
         keep[i] = 1;
         kept += 1;
       }
@@ -84,6 +92,20 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
   const chosen: number[] = [];
   for (let i = 0; i < count; i++) if (keep[i]) chosen.push(i);
   return chosen;
+}
+
+let scratch = { meters: new Float64Array(0), groups: new Int32Array(0), keep: new Uint8Array(0) };
+/**
+ * Work arrays reused from one decision to the next (a shortlist runs to its end without awaiting, so decisions never
+ * share them): allocating them per decision was most of the garbage a decision made. `meters` has room for a copy.
+ */
+function scratchFor(count: number): typeof scratch {
+  if (scratch.groups.length < count) {
+    const size = Math.max(count, scratch.groups.length * 2);
+    scratch = { meters: new Float64Array(size * 2), groups: new Int32Array(size), keep: new Uint8Array(size) };
+  }
+  scratch.keep.fill(0, 0, count);
+  return scratch;
 }
 
 const modesByType = new Map<string, string>();
@@ -124,11 +146,15 @@ function kthSmallest(values: Float64Array, k: number): number {
   return values[k]!;
 }
 
-/** Haversine distance on the sphere the offline provider uses (`@turf/distance`'s radius). */
-function greatCircleMeters(a: LatLng, b: LatLng): number {
-  const rad = Math.PI / 180;
-  const dLat = (b.lat - a.lat) * rad;
-  const dLng = (b.lng - a.lng) * rad;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * rad) * Math.cos(b.lat * rad) * Math.sin(dLng / 2) ** 2;
+type Radians = { lat: number; lng: number; cosLat: number };
+const RAD = Math.PI / 180;
+const toRadians = (point: LatLng): Radians => ({ lat: point.lat * RAD, lng: point.lng * RAD, cosLat: Math.cos(point.lat * RAD) });
+
+/** Haversine distance on the sphere the offline provider uses (`@turf/distance`'s radius); the target's trigonometry done once. */
+function greatCircleMeters(a: LatLng, b: Radians): number {
+  const lat = a.lat * RAD;
+  const sinLat = Math.sin((b.lat - lat) / 2);
+  const sinLng = Math.sin((b.lng - a.lng * RAD) / 2);
+  const h = sinLat * sinLat + Math.cos(lat) * b.cosLat * sinLng * sinLng;
   return 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(h)));
 }

@@ -26,12 +26,20 @@ export type JobTarget = {
   bannedZones: BannedZone[];
   /** The job's active dispatch records (a pool offer, a scheduled or earlier dispatch): a new one supersedes them. */
   activeDispatches: number;
+  /** Where the job and its stops are in their workflows (as read from the database): a dispatch plans its moves from it. */
+  states?: JobStates;
 };
+
+/** A job's workflow and state key, and its stops' (in stop order). */
+export type JobStates = { workflowId: string; state: string; stops: StopState[] };
+/** A stop's workflow position as read with its job. */
+export type StopState = { id: string; phase: string; version: number; workflowId: string; state: string };
 
 /** A row of {@link JOB_TARGET_SQL}: the job with one of its stops (dates as `Date`, or ISO text when read as JSON). */
 export type JobTargetRow = {
   id: string; phase: string; version: number; banned_zones: BannedZone[]; active_dispatches: number | string; driver_user_id: string | null; route_id: string | null; zone_override: boolean;
   created_at: Date | string; sort_order: number | null; lat: number | null; lng: number | null; complete_after: Date | string | null; complete_before: Date | string | null;
+  workflow_id: string; state: string; stop_id: string | null; stop_phase: string | null; stop_version: number | null; stop_workflow_id: string | null; stop_state: string | null;
 };
 
 /**
@@ -39,12 +47,13 @@ export type JobTargetRow = {
  * how many active dispatch records the job has. Parameters: site id, job id, site id.
  */
 export const JOB_TARGET_SQL = `select j.id, j.phase, j.version, j.driver_user_id, j.route_id, j.zone_override, j.created_at, s.sort_order, a.lat, a.lng,
-       s.complete_after, s.complete_before,
+       s.complete_after, s.complete_before, j.workflow_id, j.snapshot->>'value' as state,
+       s.id as stop_id, s.phase as stop_phase, s.version as stop_version, s.workflow_id as stop_workflow_id, s.snapshot->>'value' as stop_state,
        (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
         from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as banned_zones,
        (select count(*)::int from dispatch d where d.site_id = j.site_id and d.job_id = j.id and d.is_active and d.status <> 'completed') as active_dispatches
      from job j left join stop s on s.job_id = j.id and s.site_id = j.site_id left join address a on a.id = s.address_id
-     where j.id = ? and j.site_id = ? and j.deleted_at is null order by s.sort_order asc`;
+     where j.id = ? and j.site_id = ? and j.deleted_at is null order by s.sort_order asc, s.id asc`;
 
 /**
  * Reads a job of the site (not deleted) with its stops' positions and time windows.
@@ -76,6 +85,13 @@ export function toJobTarget(rows: JobTargetRow[], jobId: string): JobTarget {
     createdAt: new Date(first.created_at).getTime(),
     bannedZones: first.banned_zones,
     activeDispatches: Number(first.active_dispatches),
+    states: {
+      workflowId: first.workflow_id,
+      state: first.state,
+      stops: rows.flatMap((r) =>
+        r.stop_id === null ? [] : [{ id: r.stop_id, phase: r.stop_phase!, version: Number(r.stop_version), workflowId: r.stop_workflow_id!, state: r.stop_state! }],
+      ),
+    },
   };
 }
 

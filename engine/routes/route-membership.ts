@@ -23,26 +23,38 @@ export async function openRouteFor(scope: CommandScope, input: DriverDay): Promi
 
 type DriverDay = { driverUserId: string; vehicleId: string | null; serviceDate: string; teamId?: string | null; jobIds?: string[] };
 
-/** {@link openRouteFor}, telling whether this command created the route (for the job it is opened for). */
-export async function openDriverDayRoute(scope: CommandScope, input: DriverDay): Promise<{ route: RouteRecord; created: boolean }> {
-  assertServiceDate(input.serviceDate, 'service_date');
-  const open = `select * from route where site_id = ? and driver_user_id = ? and service_date = ? and phase not in ('completed', 'cancelled')
-     order by created_at, id limit 1 for update`;
-  const openParams = [scope.siteId, input.driverUserId, input.serviceDate];
+const OPEN_ROUTE_SQL = `select * from route where site_id = ? and driver_user_id = ? and service_date = ? and phase not in ('completed', 'cancelled')
+   order by created_at, id limit 1 for update`;
+
+/**
+ * Takes the driver-day lock (transaction-scoped, keyed by site, driver and date, so commands opening the same day
+ * take turns) and reads the day's open route `for update` in the same statement, with the site's current route
+ * workflow when there is none (for the route to create). Dispatch's one-statement write (engine/dispatch/driver-day-route.ts) takes the
+ * same lock with this function.
+ */
+export async function lockDriverDay(scope: CommandScope, day: { driverUserId: string; serviceDate: string }): Promise<{ route: RouteRecord } | { route: null; workflowId: string }> {
+  assertServiceDate(day.serviceDate, 'service_date');
   // `offset 0` keeps the lock in its own plan node, evaluated before the route is read.
   const [row] = await scope.em.execute<(EntityRow & { current_workflow_id: string | null })[]>(
     `select l.current_workflow_id, r.* from (
        select pg_advisory_xact_lock(hashtext(?)) as locked, (select id from workflow where site_id = ? and entity_type = 'route' and is_current) as current_workflow_id offset 0) l
-     left join lateral (${open}) r on true`,
-    [`route:${scope.siteId}:${input.driverUserId}:${input.serviceDate}`, scope.siteId, ...openParams],
+     left join lateral (${OPEN_ROUTE_SQL}) r on true`,
+    [`route:${scope.siteId}:${day.driverUserId}:${day.serviceDate}`, scope.siteId, scope.siteId, day.driverUserId, day.serviceDate],
   );
-  if (row?.id) return { route: routeFromRow(row), created: false };
+  if (row?.id) return { route: routeFromRow(row) };
   if (!row?.current_workflow_id) throw DomainError.notFound('Workflow', 'route');
+  return { route: null, workflowId: row.current_workflow_id };
+}
+
+/** {@link openRouteFor}, telling whether this command created the route (for the job it is opened for). */
+export async function openDriverDayRoute(scope: CommandScope, input: DriverDay): Promise<{ route: RouteRecord; created: boolean }> {
+  const locked = await lockDriverDay(scope, input);
+  if (locked.route) return { route: locked.route, created: false };
   const fields = { driverUserId: input.driverUserId, vehicleId: input.vehicleId, teamId: input.teamId ?? null, serviceDate: input.serviceDate, jobIds: input.jobIds };
-  const created = await insertRouteUnlessOpen(scope, fields, row.current_workflow_id);
+  const created = await insertRouteUnlessOpen(scope, fields, locked.workflowId);
   if (created) return { route: created, created: true };
   // Another command created it while this one waited for the lock.
-  const [raced] = await scope.em.execute<EntityRow[]>(open, openParams);
+  const [raced] = await scope.em.execute<EntityRow[]>(OPEN_ROUTE_SQL, [scope.siteId, input.driverUserId, input.serviceDate]);
   if (!raced) throw DomainError.conflict('ROUTE_CHANGED', `The route of ${input.driverUserId} on ${input.serviceDate} changed while it was opened; try again`);
   return { route: routeFromRow(raced), created: false };
 }

@@ -58,7 +58,7 @@ export async function insertRoute(scope: CommandScope, input: NewRoute): Promise
   });
   await em.flush();
   const route = (await findRoute(scope, entity.id))!;
-  recordCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
+  recordRouteCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
   return route;
 }
 
@@ -85,11 +85,12 @@ export async function insertRouteUnlessOpen(scope: CommandScope, input: NewRoute
   );
   if (!row) return null;
   const route = routeFromRow(row);
-  recordCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
+  recordRouteCreated(scope, route, workflow, snapshot, input.jobIds ?? []);
   return route;
 }
 
-function recordCreated(scope: CommandScope, route: RouteRecord, workflow: Workflow, snapshot: EntitySnapshot, jobIds: string[]): void {
+/** A new route's create record, `route:create` event and touched actor (`route` at version 1, `snapshot` its initial state). */
+export function recordRouteCreated(scope: CommandScope, route: RouteRecord, workflow: Workflow, snapshot: EntitySnapshot, jobIds: string[]): void {
   const { siteId, actor } = scope;
   const data = { ...toRouteData(route, workflow), job_ids: jobIds };
   scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Route', entityId: route.id, before: null, after: data }));

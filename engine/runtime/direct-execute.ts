@@ -1,16 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { inlineValues, type InliningPlatform } from './inline-values.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 
 type Method = 'all' | 'get' | 'run';
 type Internals = {
-  getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string };
+  getPlatform(): InliningPlatform;
   getDriver(): { convertException(error: Error): Error };
   getConnection(): { transformRawResult(result: unknown, method: Method): unknown };
 };
 
 /** `sql` with `params` inlined as MikroORM itself inlines them (the text it would send). */
 export function formatSql(em: EntityManager, sql: string, params: readonly unknown[]): string {
-  return (em as unknown as Internals).getPlatform().formatQuery(sql, params);
+  return inlineValues((em as unknown as Internals).getPlatform(), sql, params);
 }
 
 /**
@@ -29,7 +30,7 @@ export function executeDirectly(em: EntityManager, prefix: StatementPrefix): voi
   const direct = async (query: unknown, params: readonly unknown[] = [], method: Method = 'all', ...rest: unknown[]): Promise<unknown> => {
     if (typeof query !== 'string' || rest.length > 0) return (usual as (...args: unknown[]) => Promise<unknown>)(query, params, method, ...rest);
     try {
-      const result = await prefix.run(platform.formatQuery(query, params));
+      const result = await prefix.run(inlineValues(platform, query, params));
       return connection.transformRawResult(result, method);
     } catch (error) {
       throw driver.convertException(error as Error);

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** The bits of a `pg` Client this file uses. */
-type PgConnection = {
+export type PgConnection = {
   query: (...args: unknown[]) => unknown;
   escapeLiteral(value: string): string;
 };
@@ -38,7 +38,7 @@ export type StatementPrefix = {
 };
 
 /** Per connection: what its current transaction queued. The wrapper around `query` is installed once and stays. */
-type ConnectionState = { queued: string[]; owner: object | null };
+type ConnectionState = { queued: string[]; owner: object | null; beginDeferred: boolean };
 const states = new WeakMap<PgConnection, ConnectionState>();
 
 /** The `pg` connection under a MikroORM transaction (knex's transaction client hands back its one connection). */
@@ -56,7 +56,7 @@ async function connectionOf(tx: EntityManager): Promise<PgConnection> {
 function stateOf(connection: PgConnection): ConnectionState {
   let state = states.get(connection);
   if (state) return state;
-  const current: ConnectionState = { queued: [], owner: null };
+  const current: ConnectionState = { queued: [], owner: null, beginDeferred: false };
   state = current;
   states.set(connection, current);
   // Looked up at each call, not kept: a wrapper installed on the prototype later (the bench's statement counter) still sees every query.
@@ -67,10 +67,15 @@ function stateOf(connection: PgConnection): ConnectionState {
     call: (self: PgConnection, ...args: unknown[]) => query().apply(self, args),
   };
   connection.query = function (this: PgConnection, ...args: unknown[]) {
+    const [config, callback] = args as [QueryConfig | undefined, unknown];
+    if (current.beginDeferred) {
+      const answered = answerLocally(current, config, callback);
+      if (answered) return answered;
+    }
     if (current.queued.length === 0) return original.apply(this, args);
     const prefix = current.queued;
     current.queued = [];
-    const [config, callback] = args as [QueryConfig | undefined, unknown];
+    current.beginDeferred = false;
     const inline = config && typeof config === 'object' && typeof config.text === 'string' && !config.values?.length && typeof callback === 'function';
     if (!inline) {
       // The prefix goes first on its own; if it failed, the transaction is aborted and the next statement says so.
@@ -90,13 +95,49 @@ function stateOf(connection: PgConnection): ConnectionState {
   return current;
 }
 
+const BEGIN = /^\s*begin\s*;?\s*$/i;
+const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
+
+/**
+ * With the transaction's BEGIN deferred (see `deferBegin`), knex's own BEGIN is answered here and queued to go out
+ * with the first real statement; a ROLLBACK before anything was sent ends a transaction the server never saw, so it
+ * is answered here too and the queue dropped. Anything else: undefined (the caller sends it).
+ */
+function answerLocally(state: ConnectionState, config: QueryConfig | undefined, callback: unknown): Promise<void> | undefined {
+  const text = config && typeof config === 'object' && typeof config.text === 'string' ? config.text : undefined;
+  if (text === undefined || typeof callback !== 'function') return undefined;
+  const answer = (command: string) => {
+    queueMicrotask(() => (callback as Callback)(null, { command, rows: [], rowCount: null, fields: [] }));
+    return Promise.resolve();
+  };
+  if (BEGIN.test(text)) {
+    if (state.queued[0] !== 'begin') state.queued.unshift('begin');
+    return answer('BEGIN');
+  }
+  if (ROLLBACK.test(text)) {
+    state.queued = [];
+    state.beginDeferred = false;
+    return answer('ROLLBACK');
+  }
+  return undefined;
+}
+
 export async function attachStatementPrefix(tx: EntityManager): Promise<StatementPrefix> {
-  const connection = await connectionOf(tx);
+  return attachStatementPrefixTo(await connectionOf(tx));
+}
+
+/**
+ * A statement prefix on a connection taken from the pool by the caller, before any transaction. With `deferBegin`,
+ * the transaction about to start on it (knex's BEGIN) sends its BEGIN with its first statement instead of in a
+ * round trip of its own.
+ */
+export function attachStatementPrefixTo(connection: PgConnection, options: { deferBegin?: boolean } = {}): StatementPrefix {
   const state = stateOf(connection);
   // Only the current owner touches the queue: a late `detach` after the connection changed hands does nothing.
   const owner = {};
   state.owner = owner;
   state.queued = [];
+  state.beginDeferred = options.deferBegin === true;
   const mine = () => state.owner === owner;
   return {
     add: (statement) => {
@@ -120,6 +161,7 @@ export async function attachStatementPrefix(tx: EntityManager): Promise<Statemen
       if (!mine()) return;
       state.owner = null;
       state.queued = [];
+      state.beginDeferred = false;
     },
   };
 }

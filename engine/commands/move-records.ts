@@ -1,0 +1,53 @@
+import type { EntitySnapshot } from '../../machines/entity-machine.ts';
+import type { currentState } from '../../machines/entity-snapshot.ts';
+import type { Workflow } from '../../machines/workflow.schema.ts';
+import { auditRecordValues } from '../../persistence/audit.ts';
+import { toJobData, toStopData, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
+import { toRouteData, type RouteRecord } from '../routes/route-view.ts';
+import type { CommandScope, EntityKind } from './apply-transition.ts';
+
+/** The audit log's entity type of each kind of actor. */
+export const ENTITY_TYPE_NAMES: Record<EntityKind, string> = { job: 'Job', stop: 'Stop', route: 'Route' };
+
+type StateOf = ReturnType<typeof currentState>;
+
+/** A move as written: the row after it (`entity`), the states it went between and the actor's new snapshot. */
+export type WrittenMove = ({ kind: 'job'; entity: JobRecord } | { kind: 'stop'; entity: StopRecord } | { kind: 'route'; entity: RouteRecord }) & {
+  workflow: Workflow;
+  from: StateOf;
+  to: StateOf;
+  next: EntitySnapshot;
+  /** The machine event that made the move (`job.dispatch`, `state.move`...). */
+  eventType: string;
+  timestamp: Date;
+};
+
+/**
+ * Records a written move the one way every path records one: its audit record, its `<kind>:state_change` event (the
+ * entity after the move, with the state it left) and the actor's new snapshot for the command's end.
+ */
+export function recordMove(scope: CommandScope, move: WrittenMove): void {
+  const { siteId, actor } = scope;
+  const { kind, entity, workflow, from, to } = move;
+  scope.pending.audits.push(
+    auditRecordValues(actor, {
+      siteId,
+      action: 'state_change',
+      entityType: ENTITY_TYPE_NAMES[kind],
+      entityId: entity.id,
+      before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
+      after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: move.eventType, role: actor.role },
+    }),
+  );
+  const data = move.kind === 'job' ? toJobData(move.entity, workflow) : move.kind === 'stop' ? toStopData(move.entity, workflow, null) : toRouteData(move.entity, workflow);
+  scope.pending.events.push({
+    siteId,
+    event: `${kind}:state_change`,
+    entityType: kind,
+    entityId: entity.id,
+    entityVersion: entity.version,
+    data: { ...data, previous_workflow_state_id: from.id, previous_phase: from.phase },
+    timestamp: move.timestamp,
+  });
+  scope.touched.set(entity.id, { snapshot: move.next, version: entity.version, workflowId: workflow.id });
+}

@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OptimisticLockError } from '@mikro-orm/core';
+import { assignJob } from '../../../engine/dispatch/assign-job.ts';
+import { planJobDispatch } from '../../../engine/dispatch/dispatch-plan.ts';
+import { dispatchInsert } from '../../../engine/dispatch/dispatch-record.ts';
+import { JOINED_ROUTE_ID, joinKnownRoute } from '../../../engine/dispatch/dispatch-join-known.ts';
+import { writeDispatchAtOnce } from '../../../engine/dispatch/dispatch-write.ts';
+import { lockDriverDayPlace } from '../../../engine/dispatch/driver-day-route.ts';
+import { indexedDriverFacts } from '../../../engine/dispatch/driver-index.ts';
+import { toJobTarget } from '../../../engine/dispatch/job-target.ts';
+import type { CommandContext } from '../../../engine/engine.ts';
+import { inTenantScope } from '../../../persistence/tenant-scope.ts';
+import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../../support/test-server.ts';
+import { createDriver, createVehicle, jobAt, type TestDriver } from '../../http/dispatch-fixtures.ts';
+
+/**
+ * The one-statement dispatch write (`writeDispatchAtOnce`) against the step-by-step path it replaces: the same rows,
+ * versions, audit records and events, in the same order, for a job that opens the driver's route and for one that
+ * joins it; the second driver's jobs go the step-by-step way (a job target without its workflow states).
+ */
+let server: TestServer;
+let acme: SiteFixture;
+let fast: TestDriver;
+let stepwise: TestDriver;
+let late: TestDriver;
+
+const PARIS = { lat: 48.8566, lng: 2.3522 };
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
+  acme = await createSiteFixture(server, 'acme');
+  const vehicle = await createVehicle(acme);
+  // One name: the records name the driver.
+  fast = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
+  stepwise = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
+  late = await createDriver(server, acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
+}, 60_000);
+afterAll(() => server.close());
+
+type Outcome = { statements: number; pending: unknown; rows: unknown };
+
+/** Dispatches a new two-stop job to `driver`, in one statement (`atOnce`) or step by step; what it wrote and recorded. */
+async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome> {
+  const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
+  const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
+  let statements = 0;
+  let pending: unknown;
+  const assigned = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+    const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
+    const target = toJobTarget(indexed.jobRows, jobId);
+    const job = atOnce ? target : { ...target, states: undefined };
+    const facts = indexed.drivers.find((d) => d.userId === driver.id)!;
+    const execute = scope.em.execute.bind(scope.em);
+    scope.em.execute = ((...args: Parameters<typeof execute>) => {
+      statements += 1;
+      return execute(...args);
+    }) as typeof execute;
+    const result = await assignJob(scope, { jobId, driverId: driver.id, method: 'manual', requireConfirmation: false, loaded: { job, driver: facts, timezone: indexed.timezone } });
+    pending = structuredClone(scope.pending);
+    return result;
+  });
+  const ids = new Map<string, string>([[jobId, 'JOB'], [assigned.route.id, 'ROUTE'], [assigned.dispatch.id, 'DISPATCH'], [driver.id, 'DRIVER']]);
+  const rows = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => ({
+    job: await em.execute('select phase, workflow_state_id, snapshot, version, driver_user_id from job where id = ?', [jobId]),
+    stops: await em.execute('select id, phase, workflow_state_id, snapshot, version from stop where job_id = ? order by sort_order', [jobId]),
+    route: await em.execute('select phase, workflow_state_id, snapshot, version, driver_user_id from route where id = ?', [assigned.route.id]),
+    routeStops: await em.execute('select job_id, position from route_stop where job_id = ? order by position', [jobId]),
+  }));
+  const stopIds = (rows.stops as { id: string }[]).map((s) => s.id);
+  stopIds.forEach((id, i) => ids.set(id, `STOP${i}`));
+  return { statements, pending: normalized(pending, ids), rows: normalized(rows, ids) };
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
+const GENERATED_ID = /^[a-z]+_[0-9A-Z]{26}$/;
+
+/** Known ids replaced by their role, other generated ids and times by placeholders. */
+function normalized(value: unknown, ids: Map<string, string>, key = ''): unknown {
+  if (typeof value === 'string') return ids.get(value) ?? (ISO_TIME.test(value) ? 'TIME' : GENERATED_ID.test(value) || key === 'id' ? 'ID' : value);
+  if (value instanceof Date) return 'TIME';
+  if (Array.isArray(value)) return value.map((v) => normalized(v, ids));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalized(v, ids, k)]));
+  return value;
+}
+
+describe('dispatch write in one statement', () => {
+  it('writes and records what the step-by-step path does, opening the route and joining it, in fewer statements', async () => {
+    for (const round of ['opens the route', 'joins the route']) {
+      const one = await dispatchTo(fast, true);
+      const other = await dispatchTo(stepwise, false);
+      expect(one.rows, round).toEqual(other.rows);
+      expect(one.pending, round).toEqual(other.pending);
+      // Opening: the driver-day lock and read, then the write; joining a day this process dispatched to: one statement.
+      expect(one.statements, round).toBe(round === 'joins the route' ? 1 : 2);
+      expect(one.statements, round).toBeLessThan(other.statements);
+    }
+  });
+
+  it('creates no second route when another command opened one for the day after the lock read: the command is retried and joins it', async () => {
+    const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
+    const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
+    const serviceDate = new Intl.DateTimeFormat('en-CA', { timeZone: acme.site.timezone ?? 'UTC' }).format(new Date());
+    const otherRoute = 'route_01OTHERCOMMANDSROUTE00000';
+    const outcomes: string[] = [];
+    const route = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+      const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
+      const job = toJobTarget(indexed.jobRows, jobId);
+      const plan = (await planJobDispatch(scope, job))!;
+      const place = await lockDriverDayPlace(scope, { driverUserId: late.id, vehicleId: 'veh_none', serviceDate, teamId: null });
+      if ('day' in place) {
+        // Another writer (one that does not take the driver-day lock) commits an open route for that day meanwhile.
+        await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+          em.execute(
+            `insert into route (id, site_id, name, workflow_id, workflow_state_id, phase, version, snapshot, driver_user_id, service_date, created_at, updated_at)
+             select ?, w.site_id, 'Other', w.id, s->>'id', s->>'phase', 1, jsonb_build_object('value', s->>'key'), ?, ?, now(), now()
+             from workflow w, jsonb_array_elements(w.states) s where w.site_id = ? and w.entity_type = 'route' and w.is_current and (s->>'is_initial')::boolean`,
+            [otherRoute, late.id, serviceDate, acme.site.id],
+          ),
+        );
+      }
+      const insert = dispatchInsert(scope, { job_id: jobId, route_id: 'route' in place ? place.route.id : place.routeId, method: 'manual', status: 'processing' });
+      try {
+        const written = await writeDispatchAtOnce(scope, plan, place, late.id, insert);
+        outcomes.push('written');
+        return written.route.id;
+      } catch (error) {
+        outcomes.push(error instanceof OptimisticLockError ? 'raced' : 'failed');
+        throw error;
+      }
+    });
+    expect(outcomes).toEqual(['raced', 'written']);
+    expect(route).toBe(otherRoute);
+    const routes = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ id: string }[]>('select id from route where driver_user_id = ? and service_date = ?', [late.id, serviceDate]),
+    );
+    expect(routes.map((r) => r.id)).toEqual([otherRoute]);
+  });
+
+  it('the one-statement join writes nothing when the driver has no open route for the day yet', async () => {
+    const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
+    const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
+    const joined = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+      const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
+      const plan = (await planJobDispatch(scope, toJobTarget(indexed.jobRows, jobId)))!;
+      const insert = dispatchInsert(scope, { job_id: jobId, method: 'manual', status: 'processing' }, JOINED_ROUTE_ID);
+      const written = await joinKnownRoute(scope, plan, { driverUserId: late.id, vehicleId: 'veh_none', serviceDate: '2031-01-02', teamId: null }, late.id, insert);
+      return { written, pending: scope.pending.events.length };
+    });
+    expect(joined).toEqual({ written: null, pending: 0 });
+    const state = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => ({
+      job: await em.execute('select phase, version, route_id, driver_user_id from job where id = ?', [jobId]),
+      dispatches: await em.execute('select id from dispatch where job_id = ?', [jobId]),
+      placed: await em.execute('select stop_id from route_stop where job_id = ?', [jobId]),
+    }));
+    expect(state).toEqual({ job: [{ phase: 'unassigned', version: 1, route_id: null, driver_user_id: null }], dispatches: [], placed: [] });
+  });
+});
