@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
@@ -9,7 +10,6 @@ import { deactivateSubscription, type DeactivationReason } from './deactivate.ts
 import { attemptRecord, settleAndRead, type AttemptRecord, type DeliveryTarget, type LedgerRequest, type TargetRequest } from './delivery-records.ts';
 import { BATCH_JOB_NAME, batchDeliveries, enqueueDelivery, readDeliveryBatchJob, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
 import type { DeliveryClaims } from './delivery-claims.ts';
-import { createPostSlots } from './post-slots.ts';
 import { nextDelayMs, type RetryPolicy } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
 import { createSiteBatcher } from './site-batcher.ts';
@@ -59,7 +59,9 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
   const records = async (siteId: string, attempt: AttemptRecord): Promise<void> => void (await ledger(siteId, { record: attempt }));
   const targets = async (siteId: string, read: TargetRequest): Promise<DeliveryTarget> => (await ledger(siteId, { read }))!;
   const secrets = createSecretCache(deps.crypto);
-  const slots = createPostSlots(deps.maxPosts);
+  // POSTs in flight in this process: a batch job starts all its events at once; past the cap they wait here, before
+  // their request exists, so a request's timeout counts from when it is sent, not from when it was queued.
+  const slots = pLimit(deps.maxPosts);
 
   const read = (delivery: DeliveryJobData, rerun: boolean): Promise<DeliveryTarget> =>
     targets(delivery.site_id, {
