@@ -13,7 +13,8 @@
  *   socket.io Redis adapter is on, as with REDIS_URL in production). Both deleted at the end.
  * - 1 Hz phase: every socket sends one fix a second for 10 s, phases spread evenly (open loop, acks awaited
  *   asynchronously); latency = emit → ack in the client. Server CPU = the Node process's user+system time over the
- *   phase (PostgreSQL's and Redis's CPU are not in it).
+ *   phase (PostgreSQL's and Redis's CPU are not in it); PG µs/ack = the CPU time of the PostgreSQL backends serving
+ *   the bench database over the phase, per ack (the figure to compare across runs on a shared machine).
  * - Memory per connection: the server's RSS and V8 heap+external after a forced GC, connected minus before, ÷ N.
  * - Capacity: closed loop, every one of 1,000 sockets keeps one fix in flight for 5 s; acks/s full ÷ echo.
  *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
@@ -41,6 +42,7 @@ import { machineLine } from './support/environment.ts';
 import { formatGrid, whole } from './support/grid.ts';
 import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
 import { profiled } from './support/cpu-profile.ts';
+import { postgresCpu } from './support/postgres-cpu.ts';
 import { writeResults } from './support/report.ts';
 
 /** `BENCH_REALTIME_SIZES=5000` runs one size (the first size listed also runs the capacity loop). */
@@ -56,9 +58,9 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
 
-type Target = { name: string; port: number; profileAs: string };
-type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number };
-type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number };
+type Target = { name: string; port: number; profileAs: string; database: { micros(): Promise<number> } | null };
+type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number };
+type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null };
 
 /** The clients' process: one request, one reply. */
 class Clients {
@@ -101,14 +103,19 @@ function memory(): { rss: number; heap: number } {
   return { rss: usage.rss, heap: usage.heapUsed + usage.external };
 }
 
-function cpuOver<T>(work: () => Promise<T>): Promise<{ result: T; cpuMicros: number; seconds: number }> {
+/** The server's CPU time over `work`, and the database's (its backends serving the bench database) when given. */
+async function cpuOver<T>(database: Target['database'], work: () => Promise<T>): Promise<{ result: T; cpuMicros: number; dbMicros: number | null; seconds: number }> {
+  const dbBefore = await database?.micros();
   const cpu = process.cpuUsage();
   const started = performance.now();
-  return work().then((result) => {
-    const used = process.cpuUsage(cpu);
-    return { result, cpuMicros: used.user + used.system, seconds: (performance.now() - started) / 1000 };
-  });
+  const result = await work();
+  const used = process.cpuUsage(cpu);
+  const seconds = (performance.now() - started) / 1000;
+  const dbAfter = await database?.micros();
+  return { result, cpuMicros: used.user + used.system, dbMicros: dbBefore === undefined || dbAfter === undefined ? null : dbAfter - dbBefore, seconds };
 }
+
+const perAck = (micros: number | null, acked: number): number | null => (micros === null ? null : micros / Math.max(1, acked));
 
 async function measureTarget(target: Target, tokens: string[], clients: Clients): Promise<{ rows: Row[]; capacity: Capacity | null }> {
   const rows: Row[] = [];
@@ -121,7 +128,7 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     const after = memory();
     progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
     const label = `${target.profileAs}-${drivers}`;
-    const { result, cpuMicros, seconds } = await cpuOver(() => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
+    const { result, cpuMicros, dbMicros, seconds } = await cpuOver(target.database, () => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
     const stream = result.stream!;
     rows.push({
       target: target.name,
@@ -129,15 +136,19 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
       stream,
       cpuPercent: (cpuMicros / 1e6 / seconds) * 100,
       cpuMicrosPerAck: cpuMicros / Math.max(1, stream.acked),
+      dbMicrosPerAck: perAck(dbMicros, stream.acked),
       rssKbPerConnection: (after.rss - before.rss) / 1024 / drivers,
       heapKbPerConnection: (after.heap - before.heap) / 1024 / drivers,
       connectSeconds: (connected.ms ?? 0) / 1000,
     });
     if (drivers === SIZES[0]) {
       progress(`${target.name}: capacity, ${drivers} sockets in a closed loop for ${CAPACITY_SECONDS} s`);
-      const saturated = await cpuOver(() => profiled(`${target.profileAs}-capacity`, () => clients.ask({ type: 'saturate', seconds: CAPACITY_SECONDS }), progress));
+      const saturated = await cpuOver(target.database, () => profiled(`${target.profileAs}-capacity`, () => clients.ask({ type: 'saturate', seconds: CAPACITY_SECONDS }), progress));
       const s = saturated.result.stream!;
-      capacity = { target: target.name, stream: s, acksPerSecond: s.acked / s.seconds, cpuPercent: (saturated.cpuMicros / 1e6 / saturated.seconds) * 100 };
+      capacity = {
+        target: target.name, stream: s, acksPerSecond: s.acked / s.seconds, cpuPercent: (saturated.cpuMicros / 1e6 / saturated.seconds) * 100,
+        cpuMicrosPerAck: saturated.cpuMicros / Math.max(1, s.acked), dbMicrosPerAck: perAck(saturated.dbMicros, s.acked),
+      };
     }
     await clients.ask({ type: 'disconnect' });
     await pause(2000);
@@ -147,18 +158,22 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
 
 function report(rows: Row[], capacities: Capacity[], machine: string): string {
   const table = formatGrid(
-    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'RSS KB/conn', 'heap KB/conn'],
+    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'PG µs/ack', 'RSS KB/conn', 'heap KB/conn'],
     rows.map((r) => [
       r.target, whole(r.drivers), whole(r.stream.acked / r.stream.seconds), fixed(r.stream.latencyMs.p50, 2), fixed(r.stream.latencyMs.p99, 2),
-      whole(r.stream.refused + r.stream.lost), `${fixed(r.cpuPercent)}%`, whole(r.cpuMicrosPerAck), fixed(r.rssKbPerConnection), fixed(r.heapKbPerConnection),
+      whole(r.stream.refused + r.stream.lost), `${fixed(r.cpuPercent)}%`, whole(r.cpuMicrosPerAck), r.dbMicrosPerAck === null ? '' : whole(r.dbMicrosPerAck),
+      fixed(r.rssKbPerConnection), fixed(r.heapKbPerConnection),
     ]),
   );
   const echo = capacities.find((c) => c.target === 'bare socket.io echo');
   const full = capacities.find((c) => c.target === 'full location path');
   const ratio = echo && full ? full.acksPerSecond / echo.acksPerSecond : Number.NaN;
   const capacityTable = formatGrid(
-    ['capacity (1,000 sockets, closed loop)', 'acked/s', 'p50 ms', 'p99 ms', 'server CPU'],
-    capacities.map((c) => [c.target, whole(c.acksPerSecond), fixed(c.stream.latencyMs.p50, 2), fixed(c.stream.latencyMs.p99, 2), `${fixed(c.cpuPercent)}%`]),
+    ['capacity (1,000 sockets, closed loop)', 'acked/s', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/ack', 'PG µs/ack'],
+    capacities.map((c) => [
+      c.target, whole(c.acksPerSecond), fixed(c.stream.latencyMs.p50, 2), fixed(c.stream.latencyMs.p99, 2), `${fixed(c.cpuPercent)}%`,
+      whole(c.cpuMicrosPerAck), c.dbMicrosPerAck === null ? '' : whole(c.dbMicrosPerAck),
+    ]),
   );
   const big = rows.findLast((r) => r.target === 'full location path');
   if (!big) return [table, '', capacityTable, '', machine].join('\n');
@@ -173,9 +188,9 @@ function report(rows: Row[], capacities: Capacity[], machine: string): string {
 async function main(): Promise<void> {
   const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
-    const database = await createBenchDatabase();
-    cleanups.push({ name: 'drop database', run: database.drop });
-    const services = await startBenchServices(database, 'realtime', {
+    const benchDatabase = await createBenchDatabase();
+    cleanups.push({ name: 'drop database', run: benchDatabase.drop });
+    const services = await startBenchServices(benchDatabase, 'realtime', {
       PORT: '0', BIND_ADDRESS: '127.0.0.1', BASE_DOMAIN: 'localhost', LOCATION_RATE_LIMIT_PER_SECOND: '100', RATE_LIMIT_POINTS: '1000000',
     }, cleanups);
     await services.db.migrate();
@@ -199,8 +214,10 @@ async function main(): Promise<void> {
     const clients = Clients.start();
     cleanups.push({ name: 'stop clients', run: async () => clients.stop() });
 
-    const echoRun = process.env.BENCH_REALTIME_SKIP_ECHO ? { rows: [], capacity: null } : await measureTarget({ name: 'bare socket.io echo', port: echo.port, profileAs: 'echo' }, tokens, clients);
-    const fullRun = await measureTarget({ name: 'full location path', port: running.port, profileAs: 'full' }, tokens, clients);
+    const database = await postgresCpu(benchDatabase.url, benchDatabase.name);
+    cleanups.push({ name: 'close the CPU probe', run: () => database.close() });
+    const echoRun = process.env.BENCH_REALTIME_SKIP_ECHO ? { rows: [], capacity: null } : await measureTarget({ name: 'bare socket.io echo', port: echo.port, profileAs: 'echo', database: null }, tokens, clients);
+    const fullRun = await measureTarget({ name: 'full location path', port: running.port, profileAs: 'full', database }, tokens, clients);
     const rows = [...echoRun.rows, ...fullRun.rows];
     const capacities = [echoRun.capacity, fullRun.capacity].filter((c): c is Capacity => c !== null);
     const machine = machineLine(loadBefore);

@@ -35,24 +35,29 @@ const changedSince = (alias: string) =>
 /**
  * One statement: the site's time zone and fleet version, the statement's snapshot, and the driver actors and jobs
  * whose `change_xid` (migration 0019) `since` does not see, i.e. every change committed after `since` was taken,
- * in whatever order the writers committed. With `since` null: all of them (the first read of a process). With
- * `jobId`, the job the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip.
+ * in whatever order the writers committed. Positions are not stamped per row (migration 0020: that made every fix a
+ * non-HOT update): the drivers named by the `driver_position_change` rows `since` does not see are read too. When
+ * the location tracker has pruned log rows `since` may not have seen, a second statement reads every driver actor.
+ * With `since` null: all of them (the first read of a process). With `jobId`, the job the decision is for too
+ * (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip.
  */
 export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string): Promise<SiteHead> {
   const open = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
-  const stateFilter = since === null ? '' : ` and ${changedSince('d')}`;
+  const stateFilter = since === null ? '' : ` and d.user_id in (${CHANGED_DRIVERS})`;
   const jobFilter = since === null ? ` and ${open} and j.driver_user_id is not null` : ` and ${changedSince('j')}`;
   const sinceParams = since === null ? [] : [since, since];
-  const [row] = await em.execute<{ timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; states: StateChange[]; jobs: JobChange[]; job_rows?: JobTargetRow[] }[]>(
+  const lost = since === null ? 'false' : 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin(?::pg_snapshot))';
+  const [row] = await em.execute<{ timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; states: StateChange[]; positions_lost: boolean; jobs: JobChange[]; job_rows?: JobTargetRow[] }[]>(
     `select s.timezone, v.version::text as version, v.xmin::text as row_xmin, pg_current_snapshot()::text as snapshot,
        pg_current_xact_id_if_assigned()::text as own_xid,
        (select coalesce(json_agg(json_build_array(d.user_id, d.availability, d.last_lat, d.last_lng)), '[]'::json)
           from driver_state d where d.site_id = s.id${stateFilter}) as states,
+       ${lost} as positions_lost,
        (select coalesce(json_agg(json_build_array(j.id, case when ${open} then j.driver_user_id end)), '[]'::json)
           from job j where j.site_id = s.id${jobFilter}) as jobs${jobId === undefined ? '' : `,
        (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${JOB_TARGET_SQL}) t) as job_rows`}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = ?`,
-    [...sinceParams, ...sinceParams, ...(jobId === undefined ? [] : [siteId, jobId, siteId]), siteId],
+    [...sinceParams, ...sinceParams, ...(since === null ? [] : [since]), ...sinceParams, ...(jobId === undefined ? [] : [siteId, jobId, siteId]), siteId],
   );
   if (!row) throw new Error(`site ${siteId} is not visible in this transaction`);
   return {
@@ -60,10 +65,31 @@ export async function readSiteHead(em: EntityManager, siteId: string, since: str
     fleetKey: `${row.version ?? 0}:${row.row_xmin ?? ''}`,
     snapshot: row.snapshot,
     ownXid: row.own_xid,
-    states: row.states,
+    states: row.positions_lost ? await readAllStates(em, siteId) : row.states,
     jobs: row.jobs,
     jobRows: row.job_rows ?? [],
   };
+}
+
+/**
+ * The drivers changed since the snapshot `?`: actors stamped with a newer `change_xid`, and drivers named by a newer
+ * position log row (migration 0020). Four parameters: the snapshot, four times.
+ */
+const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')}
+  union select unnest(p.user_ids) from driver_position_change p where p.site_id = s.id and ${changedSince('p')}`;
+
+/**
+ * Every driver actor of the site: for a reader whose snapshot is older than the position log's pruning (an idle
+ * process). Read after the head, so possibly newer than its snapshot: the next read asks again for what changed
+ * after that snapshot and gets the rows as they are then, so the index never goes back to an older value.
+ */
+async function readAllStates(em: EntityManager, siteId: string): Promise<StateChange[]> {
+  const [row] = await em.execute<{ states: StateChange[] }[]>(
+    `select coalesce(json_agg(json_build_array(d.user_id, d.availability, d.last_lat, d.last_lng)), '[]'::json) as states
+     from driver_state d where d.site_id = ?`,
+    [siteId],
+  );
+  return row?.states ?? [];
 }
 
 type SlowRow = {

@@ -5,8 +5,8 @@ import type { JobActor } from '../jobs/job-input.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import { readDriverState, type DriverStateRow } from './driver-status.ts';
 import { DEFAULT_TRACK_THROTTLE, thinTrack, type TrackMemory, type TrackThrottle } from './driver-track.ts';
-import { locationStatement, readLocationRows, type LocationRow } from './driver-track-sql.ts';
-import { inTenantRoundTrip } from './tenant-round-trip.ts';
+import { LOCATION_STATEMENT, locationArguments, readLocationRows, type LocationRow } from './driver-track-sql.ts';
+import { executeInTenantRoundTrip } from './tenant-round-trip.ts';
 
 export type LocationPing = { lat: number; lng: number; heading?: number; speed?: number; accuracy?: number; recorded_at: string };
 
@@ -59,7 +59,7 @@ export function hasUsableTime(ping: LocationPing): boolean {
 
 /**
  * THE way a position reaches a driver's actor, for REST and sockets alike (sockets pass many fixes of many drivers
- * in one call: group commit). One statement (`locationStatement`) in one transaction of its own, bound to the site:
+ * in one call: group commit). One prepared statement (`LOCATION_STATEMENT`) in one transaction of its own, bound to the site:
  * - each fix, in the order given, is applied when newer than the driver's last applied fix; an older one is
  *   `stale`, an exact repeat of the last one a `duplicate` (both leave the current position alone);
  * - the newest fix per driver is written to `driver_state` unless a newer one is stored;
@@ -77,14 +77,14 @@ export async function applyLocations(
   memory?: TrackMemory,
 ): Promise<AppliedLocations> {
   if (fixes.length === 0) return { verdicts: [], applied: [], stored: 0 };
-  const candidates = fixes.map(({ userId, ping }) => ({ userId, recordedAtMs: Date.parse(ping.recorded_at), lat: ping.lat, lng: ping.lng, ping }));
+  const candidates = fixes.map(({ userId, ping }) => ({ userId, ping, recordedAtMs: Date.parse(ping.recorded_at), lat: ping.lat, lng: ping.lng }));
   const newest = new Map<string, (typeof candidates)[number]>();
   for (const candidate of candidates) {
     const best = newest.get(candidate.userId);
     if (!best || candidate.recordedAtMs > best.recordedAtMs) newest.set(candidate.userId, candidate);
   }
   const points = thinTrack(memory ? candidates.filter((c) => !memory.rulesOut(siteId, c, throttle)) : candidates, throttle);
-  const rows = await inTenantRoundTrip<LocationRow>(orm, siteId, (literal) => locationStatement(siteId, [...newest.values()], points, throttle, literal));
+  const rows = await executeInTenantRoundTrip<LocationRow>(orm, siteId, LOCATION_STATEMENT, (literal) => locationArguments(siteId, [...newest.values()], points, throttle, literal));
   const { before, stored } = readLocationRows(rows);
   for (const point of stored) memory?.remember(siteId, point);
 

@@ -5,6 +5,7 @@ import { DomainError } from '../domain-error.ts';
 import { applyLocations, hasUsableTime, isFromTheFuture, type DriverFix, type LocationPing, type LocationVerdict } from './driver-location.ts';
 import { TrackMemory, type TrackThrottle } from './driver-track.ts';
 import { createAppliedFeed, type AppliedListener } from './driver-track-feed.ts';
+import { createPositionLogPruner } from './position-log-pruner.ts';
 
 export type { AppliedListener } from './driver-track-feed.ts';
 
@@ -47,6 +48,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
   const sites = new Map<string, SiteQueue>();
   const feed = createAppliedFeed(options.logger);
   const memory = new TrackMemory();
+  const pruner = createPositionLogPruner(options.orm, options.logger);
   const inFlight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
@@ -78,6 +80,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
       const result = await applyLocations(options.orm, site.siteId, batch, options.throttle, memory);
       batch.forEach((fix, i) => fix.resolve(result.verdicts[i]!));
       feed.add(site.siteId, result.applied);
+      pruner.committed(site.siteId);
     } catch (error) {
       options.logger.error({ err: error, site: site.siteId, fixes: batch.length }, 'location batch failed');
       for (const fix of batch) fix.reject(error);
@@ -86,25 +89,39 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
     }
   }
 
-  /** Starts every batch that is due (its oldest fix waited the window, or it is full) while slots are free. */
+  /**
+   * Starts every batch that is due (its oldest fix waited the window, or it is full) while slots are free, one per
+   * site in turn: a site that got a batch goes to the back of the line, so a busy site cannot starve the others.
+   */
   function pump(): void {
+    if (timer) clearTimeout(timer);
     timer = null;
     const now = performance.now();
     let nextDue = Infinity;
-    for (const site of sites.values()) {
-      while (site.waiting.length > 0 && inFlight.size < MAX_IN_FLIGHT) {
+    let started = true;
+    while (started && inFlight.size < MAX_IN_FLIGHT) {
+      started = false;
+      for (const site of sites.values()) {
+        if (site.waiting.length === 0) {
+          if (site.busy.size === 0) sites.delete(site.siteId);
+          continue;
+        }
         const due = site.waiting[0]!.arrivedAt + WINDOW_MS;
         if (due > now && site.waiting.length < FULL_BATCH && !closed) {
           nextDue = Math.min(nextDue, due);
-          break;
+          continue;
         }
         const batch = take(site);
-        if (batch.length === 0) break; // every waiting driver has a batch in flight: its commit pumps again
+        if (batch.length === 0) continue; // every waiting driver has a batch in flight: its commit pumps again
         const running: Promise<void> = commit(site, batch).finally(() => {
           inFlight.delete(running);
           pump();
         });
         inFlight.add(running);
+        sites.delete(site.siteId);
+        sites.set(site.siteId, site);
+        started = true;
+        break;
       }
     }
     if (nextDue < Infinity && inFlight.size < MAX_IN_FLIGHT) timer = setTimeout(pump, Math.max(0, nextDue - now));
@@ -141,6 +158,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
       if (timer) clearTimeout(timer);
       pump();
       while (inFlight.size > 0) await Promise.race(inFlight);
+      await pruner.close();
       feed.close();
     },
   };

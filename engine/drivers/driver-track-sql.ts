@@ -1,70 +1,99 @@
-import type { DriverFix, LocationPing } from './driver-location.ts';
-import { SQL_METERS_BETWEEN, type TrackCandidate, type TrackThrottle } from './driver-track.ts';
-import { numberLiteral, optionalNumberLiteral, type Literal } from './tenant-round-trip.ts';
+import type { DriverFix } from './driver-location.ts';
+import { SQL_METERS_BETWEEN, type TrackThrottle } from './driver-track.ts';
+import { numberLiteral, type Literal, type PreparedStatement } from './tenant-round-trip.ts';
 
 export type LastFix = { t: number; lat: number | null; lng: number | null };
 export type StoredPoint = { userId: string; recordedAtMs: number; lat: number; lng: number };
 
-/** A row of {@link locationStatement}: `t` is epoch milliseconds (a float8, so no Date parsing per row). */
+/** A row of {@link LOCATION_STATEMENT}: `t` is epoch milliseconds (a float8, so no Date parsing per row). */
 export type LocationRow = { kind: 'before' | 'stored'; user_id: string; lat: number | null; lng: number | null; t: number | null };
 
-const FIX_COLUMNS = '(user_id, lat, lng, heading, speed, accuracy, recorded_at)';
-/** VALUES infer a column's type from its literals (text when all are null): the casts make it definite. */
-const TYPED_FIX = 'user_id, lat::float8, lng::float8, heading::float8, speed::float8, accuracy::float8, recorded_at::timestamptz';
+/** A fix as the statement takes it: the driver, the fix, and its time in epoch milliseconds (parsed once). */
+export type TimedFix = DriverFix & { recordedAtMs: number };
 
-function valuesOf(fixes: { userId: string; ping: LocationPing }[], literal: Literal): string {
-  const rows: string[] = [];
-  for (const { userId, ping } of fixes) {
-    const at = literal(new Date(Date.parse(ping.recorded_at)).toISOString());
-    rows.push(`(${literal(userId)}, ${numberLiteral(ping.lat)}, ${numberLiteral(ping.lng)}, ${optionalNumberLiteral(ping.heading)}, ${optionalNumberLiteral(ping.speed)}, ${optionalNumberLiteral(ping.accuracy)}, ${at})`);
-  }
-  return rows.join(', ');
-}
+/** Fixes as seven arrays, one per column; `ms` is epoch milliseconds (exact: no timestamp text to parse). */
+const FIXES = (first: number) => {
+  const [user, lat, lng, heading, speed, accuracy, ms] = [0, 1, 2, 3, 4, 5, 6].map((i) => `$${first + i}`);
+  return `unnest(${user}::text[], ${lat}::float8[], ${lng}::float8[], ${heading}::float8[], ${speed}::float8[], ${accuracy}::float8[], ${ms}::int8[])
+    as v (user_id, lat, lng, heading, speed, accuracy, ms)`;
+};
+const AT = (ms: string) => `(timestamptz 'epoch' + ${ms} * interval '1 millisecond')`;
 
 /**
- * One statement for a batch: reads the drivers' last applied fixes (as they were before it), writes each driver's
- * newest fix as the position unless a newer one is stored (`on conflict ... where`, which PostgreSQL re-checks
- * against the latest row version when another transaction wrote it first), and inserts the track points that no
- * stored point of the same driver is too close to. The two reads are LATERAL ... LIMIT 1 so that each is an index probe
- * per fix whatever the planner's statistics say: without them (a fleet's first minutes) it joined every row of the
- * site against every fix, seconds per batch at 5,000 drivers. Values are inlined (checked numbers, quoted strings), so the
- * statement can travel in one round trip with its tenant settings.
+ * One statement for a batch, prepared once per connection (its parse and plan were a few milliseconds per batch
+ * with inlined VALUES): `$1` site, `$2` the statement time, `$3..$9` each driver's newest fix, `$10..$16` the track
+ * candidates, `$17` the throttle's seconds, `$18` its metres. It reads the drivers' last applied fixes (as they were
+ * before it), writes each driver's newest fix as the position unless a newer one is stored (`on conflict ... where`,
+ * which PostgreSQL re-checks against the latest row version when another transaction wrote it first), and inserts
+ * the track points that no stored point of the same driver is too close to. Both reads are LATERAL ... LIMIT 1, an
+ * index probe per fix whatever the plan's row estimates say (without statistics a join compared every fix with
+ * every row of the site: seconds per batch at 5,000 drivers).
  */
-export function locationStatement(siteId: string, newest: DriverFix[], points: (TrackCandidate & { ping: LocationPing })[], throttle: TrackThrottle, literal: Literal): string {
-  const site = literal(siteId);
-  const now = literal(new Date().toISOString());
-  let sql = `with latest ${FIX_COLUMNS} as (select ${TYPED_FIX} from (values ${valuesOf(newest, literal)}) v ${FIX_COLUMNS}),
+export const LOCATION_STATEMENT: PreparedStatement = {
+  name: 'driver_location_batch',
+  types: ['text', 'timestamptz', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'float8', 'float8'],
+  sql: `with latest as (select v.*, ${AT('v.ms')} as recorded_at from ${FIXES(3)}),
     before as (
       select l.user_id, d.last_lat, d.last_lng, d.last_recorded_at from latest l
-      cross join lateral (select last_lat, last_lng, last_recorded_at from driver_state where site_id = ${site} and user_id = l.user_id limit 1) d),
+      cross join lateral (select last_lat, last_lng, last_recorded_at from driver_state where site_id = $1 and user_id = l.user_id limit 1) d),
     written as (
       insert into driver_state (site_id, user_id, last_lat, last_lng, last_heading, last_speed, last_accuracy, last_recorded_at, updated_at)
-      select ${site}, user_id, lat, lng, heading, speed, accuracy, recorded_at, ${now}::timestamptz from latest
+      select $1, user_id, lat, lng, heading, speed, accuracy, recorded_at, $2 from latest
       on conflict (site_id, user_id) do update set last_lat = excluded.last_lat, last_lng = excluded.last_lng,
         last_heading = excluded.last_heading, last_speed = excluded.last_speed, last_accuracy = excluded.last_accuracy,
         last_recorded_at = excluded.last_recorded_at, updated_at = excluded.updated_at
       where driver_state.last_recorded_at is null or driver_state.last_recorded_at < excluded.last_recorded_at
-      returning 1)`;
-  let tail = '';
-  if (points.length > 0) {
-    const interval = numberLiteral(throttle.intervalSeconds);
-    sql += `,
-    candidate ${FIX_COLUMNS} as (select ${TYPED_FIX} from (values ${valuesOf(points, literal)}) v ${FIX_COLUMNS}),
+      returning 1),
     stored as (
       insert into track_point (site_id, user_id, recorded_at, lat, lng, heading, speed, accuracy, created_at)
-      select ${site}, v.user_id, v.recorded_at, v.lat, v.lng, v.heading, v.speed, v.accuracy, ${now}::timestamptz from candidate v
+      select $1, v.user_id, ${AT('v.ms')}, v.lat, v.lng, v.heading, v.speed, v.accuracy, $2 from ${FIXES(10)}
       left join lateral (
-        select 1 as hit from track_point t where t.site_id = ${site} and t.user_id = v.user_id
-          and t.recorded_at > v.recorded_at - make_interval(secs => ${interval}) and t.recorded_at < v.recorded_at + make_interval(secs => ${interval})
-          and ${SQL_METERS_BETWEEN} < ${numberLiteral(throttle.distanceMeters)} limit 1) near on true
+        select 1 as hit from track_point t where t.site_id = $1 and t.user_id = v.user_id
+          and t.recorded_at > ${AT('v.ms')} - make_interval(secs => $17) and t.recorded_at < ${AT('v.ms')} + make_interval(secs => $17)
+          and ${SQL_METERS_BETWEEN} < $18 limit 1) near on true
       where near.hit is null
       on conflict do nothing
-      returning user_id, lat, lng, recorded_at)`;
-    tail = `union all select 'stored', user_id, lat, lng, (extract(epoch from recorded_at) * 1000)::float8 from stored`;
-  }
-  return `${sql}
-    select 'before' as kind, user_id, last_lat as lat, last_lng as lng, (extract(epoch from last_recorded_at) * 1000)::float8 as t from before ${tail}`;
+      returning user_id, lat, lng, recorded_at)
+    select 'before' as kind, user_id, last_lat as lat, last_lng as lng, (extract(epoch from last_recorded_at) * 1000)::float8 as t from before
+    union all select 'stored', user_id, lat, lng, (extract(epoch from recorded_at) * 1000)::float8 from stored`,
+};
+
+/** The arguments of {@link LOCATION_STATEMENT}, as literals for `execute` (a few short array literals, not SQL per fix). */
+export function locationArguments(siteId: string, newest: TimedFix[], points: TimedFix[], throttle: TrackThrottle, literal: Literal): string[] {
+  return [
+    literal(siteId),
+    literal(new Date().toISOString()),
+    ...fixArrays(newest, literal),
+    ...fixArrays(points, literal),
+    numberLiteral(throttle.intervalSeconds),
+    numberLiteral(throttle.distanceMeters),
+  ];
 }
+
+function fixArrays(fixes: TimedFix[], literal: Literal): string[] {
+  const users: string[] = [];
+  const lats: string[] = [];
+  const lngs: string[] = [];
+  const headings: string[] = [];
+  const speeds: string[] = [];
+  const accuracies: string[] = [];
+  const times: string[] = [];
+  for (const { userId, ping, recordedAtMs } of fixes) {
+    users.push(arrayText(userId));
+    lats.push(numberLiteral(ping.lat));
+    lngs.push(numberLiteral(ping.lng));
+    headings.push(optionalNumber(ping.heading));
+    speeds.push(optionalNumber(ping.speed));
+    accuracies.push(optionalNumber(ping.accuracy));
+    times.push(numberLiteral(recordedAtMs));
+  }
+  return [users, lats, lngs, headings, speeds, accuracies, times].map((items) => literal(`{${items.join(',')}}`));
+}
+
+/** A string as an element of an array literal: double-quoted, `"` and `\` escaped (the outer literal quotes the rest). */
+const arrayText = (value: string): string => `"${value.replace(/["\\]/g, '\\$&')}"`;
+
+const optionalNumber = (value: number | undefined | null): string => (value === undefined || value === null ? 'NULL' : numberLiteral(value));
 
 /** The statement's rows: the last applied fix per driver before the batch, and the track points stored. */
 export function readLocationRows(rows: LocationRow[]): { before: Map<string, LastFix>; stored: StoredPoint[] } {
