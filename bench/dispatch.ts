@@ -240,7 +240,7 @@ function formatReport(rows: Row[], claims: { perSecond: number; latency: Percent
     `Pool claims (${CLAIMS} offers, ${CLAIM_CONCURRENCY} claimers at a time): ${claims.perSecond.toFixed(0)} claims/s, latency p50 ${ms(claims.latency.p50)} ms, p99 ${ms(claims.latency.p99)} ms`,
   ];
   if (statements) {
-    lines.push('', `Statements per team-by-ETA dispatch: ${statements.perOperation.total} (command transaction ${statements.perOperation.command})`);
+    lines.push('', `Statements per team-by-ETA dispatch: ${statements.perOperation.total.toFixed(1)} (command transaction ${statements.perOperation.command.toFixed(1)})`);
     for (const entry of statements.statements) lines.push(`  ${entry.owner}: ${entry.perOperation} × ${entry.statement}`);
   }
   return lines.join('\n');
