@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { executeDirectly, formatSql } from './direct-execute.ts';
+import { asDriverException, executeDirectly, formatSql } from './direct-execute.ts';
 import { attachStatementPrefix } from './statement-prefix.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
@@ -33,6 +33,9 @@ export async function inCommandTransaction<T>(
       if (last) prefix.add(formatSql(tx, last.sql, last.params));
       return value;
     });
+  } catch (error) {
+    // The COMMIT's own error comes back from `pg` unconverted: a deferred unique violation must still read as a race.
+    throw asDriverException(orm.em, error);
   } finally {
     // After the COMMIT (or ROLLBACK) went out with whatever was queued.
     detach?.();

@@ -15,6 +15,18 @@ export function formatSql(em: EntityManager, sql: string, params: readonly unkno
 }
 
 /**
+ * A raw `pg` error (it has an SQLSTATE `code` and a `severity`) as MikroORM's exception class for it, so a unique
+ * violation that a deferred constraint raised at COMMIT is still a UniqueConstraintViolationException (a race the
+ * engine retries); anything else is returned as it is.
+ */
+export function asDriverException(em: EntityManager, error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  if (typeof code !== 'string' || typeof severity !== 'string') return error;
+  return (em as unknown as Internals).getDriver().convertException(error);
+}
+
+/**
  * Makes `em.execute(sql, params, method)` (the raw SQL the command path writes with) go straight to the
  * transaction's connection: the same text MikroORM would send (values inlined by the platform), the same result
  * shapes and the same exception classes (a unique violation is still a UniqueConstraintViolationException), without

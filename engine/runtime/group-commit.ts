@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { formatSql } from './direct-execute.ts';
+import { asDriverException, formatSql } from './direct-execute.ts';
 import { attachStatementPrefixTo, type PgConnection, type StatementPrefix } from './statement-prefix.ts';
 import { UserManagers } from './user-managers.ts';
 
@@ -160,9 +160,7 @@ export class GroupCommit<T> {
 
   /** A database error raised at COMMIT (the batch's statement travels with it) in the ORM's exception classes, as `em.execute` raises them. */
   private converted(error: unknown): unknown {
-    if (!(error instanceof Error) || typeof (error as { code?: unknown }).code !== 'string') return error;
-    const driver = (this.options.orm.em as unknown as { getDriver(): { convertException(error: Error): Error } }).getDriver();
-    return driver.convertException(error);
+    return asDriverException(this.options.orm.em, error);
   }
 }
 

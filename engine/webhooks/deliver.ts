@@ -77,7 +77,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
    * settled yet), and once one of its attempts deactivates the subscription its events still waiting for a POST slot
    * are dropped rather than sent, as separate jobs would have been.
    */
-  const attempt = async (delivery: DeliveryJobData, rerun: boolean, batch?: { shared?: DeliveryTarget; switchedOff: boolean }): Promise<void> => {
+  const attempt = async (delivery: DeliveryJobData, rerun: boolean, batch?: BatchRun): Promise<void> => {
     const target = batch?.shared ?? (await read(delivery, rerun));
     if (target.kind === 'gone' || target.kind === 'settled') return;
     if (target.kind === 'dropped') {
@@ -86,32 +86,40 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
     }
     const secret = target.secretCiphertext ? secrets(delivery.site_id, delivery.subscription_id, target.secretCiphertext) : null;
     const body = Buffer.from(delivery.body, 'utf8');
+    let settleSwitchOff: ((deactivated: boolean) => void) | undefined;
     const result = await slots(async () => {
-      if (batch?.switchedOff) return null;
+      if (batch?.switchingOff) return null;
       const posted = await deps.client.post(target.url, body, { ...signatureHeaders(secret, delivery.event_id, Math.floor(Date.now() / 1000), body) });
-      // Before the slot passes on, so the batch's next event already sees it (a batch's attempts are first attempts:
-      // only a permanent failure deactivates).
-      if (batch && permanentFailure(posted)) batch.switchedOff = true;
+      // Before the slot passes on, so the batch's next event already waits for it (a batch's attempts are first
+      // attempts: only a permanent failure deactivates).
+      if (batch && permanentFailure(posted)) batch.switchingOff = new Promise((resolve) => (settleSwitchOff = resolve));
       return posted;
     });
     if (!result) {
+      // Dropped only once the deactivation committed; if it did not, the job runs again and sends this event then.
+      if (!(await batch!.switchingOff)) throw new Error(`the delivery that deactivates subscription ${delivery.subscription_id} was not recorded`);
       await records(delivery.site_id, attemptRecord(delivery, { status: 'abandoned', responseStatus: null, durationMs: 0, error: SWITCHED_OFF_IN_BATCH }));
       return;
     }
-    const verdict = judge(deps, delivery, result);
-    const outcome = attemptRecord(delivery, {
-      status: verdict.status,
-      responseStatus: result.kind === 'response' ? result.status : null,
-      durationMs: result.durationMs,
-      error: describeFailure(result),
-    });
-    if (verdict.retryInMs === null && !verdict.deactivate) {
-      await records(delivery.site_id, outcome);
-      return;
-    }
-    const deactivated = await inTenantScope(deps.orm, { siteId: delivery.site_id }, (em) => record(em, deps, delivery, outcome, verdict));
-    if (deactivated) {
-      deps.logger.warn({ subscriptionId: delivery.subscription_id, reason: verdict.deactivate }, 'webhook subscription deactivated');
+    let deactivated = false;
+    try {
+      const verdict = judge(deps, delivery, result);
+      const outcome = attemptRecord(delivery, {
+        status: verdict.status,
+        responseStatus: result.kind === 'response' ? result.status : null,
+        durationMs: result.durationMs,
+        error: describeFailure(result),
+      });
+      if (verdict.retryInMs === null && !verdict.deactivate) {
+        await records(delivery.site_id, outcome);
+        return;
+      }
+      deactivated = await inTenantScope(deps.orm, { siteId: delivery.site_id }, (em) => record(em, deps, delivery, outcome, verdict));
+      if (deactivated) {
+        deps.logger.warn({ subscriptionId: delivery.subscription_id, reason: verdict.deactivate }, 'webhook subscription deactivated');
+      }
+    } finally {
+      settleSwitchOff?.(deactivated);
     }
   };
 
@@ -123,7 +131,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
     const deliveries = batchDeliveries(batch).filter((d) => owned.has(d.event_id));
     if (deliveries.length === 0) return;
     // Every event of a batch has the same subscription and queued_at: on a first run one read answers for all.
-    const batchRun = { ...(rerun ? {} : { shared: await read(deliveries[0]!, false) }), switchedOff: false };
+    const batchRun: BatchRun = rerun ? {} : { shared: await read(deliveries[0]!, false) };
     const runs = await Promise.allSettled(deliveries.map((d) => attempt(d, rerun, batchRun)));
     // Every attempt has finished (or failed) before the job does: a rerun then skips the events already settled.
     const failed = runs.find((run) => run.status === 'rejected');
@@ -132,6 +140,12 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
 }
 
 const SWITCHED_OFF_IN_BATCH = 'dropped: another delivery of its batch deactivated the subscription';
+
+/**
+ * A batch job's run: the target read once for all its events (first runs), and, once one of its POSTs failed for
+ * good, the deactivation it leads to (true once committed), which the events still waiting for a slot wait for.
+ */
+type BatchRun = { shared?: DeliveryTarget; switchingOff?: Promise<boolean> };
 
 /**
  * Decrypted signing secrets by site, subscription and ciphertext: a subscription's deliveries decrypt its secret once

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DurableQueue, JsonValue, NewJob } from '../queue/durable-queue.ts';
 
@@ -89,13 +90,13 @@ export type DeliveryBatchJobData = {
 export const BATCH_JOB_NAME = 'webhook:batch';
 
 /**
- * `batch.${firstEventId}.${lastEventId}.${subscriptionId}`: a batch relayed again with the same rows (a relay that
- * died between its add and its commit) adds nothing twice. A batch relayed again with other rows (more rows had
- * committed meanwhile) gets another id, and the delivery claims (delivery-claims.ts) keep its events that the first
- * job also carries from being sent twice.
+ * `batch.${digest of every event id}.${subscriptionId}`: a batch relayed again with the same rows (a relay that died
+ * between its add and its commit) adds nothing twice. A batch relayed again with other rows gets another id, even
+ * with the same first and last events (an event that was not yet committed the first time, between them), and the
+ * delivery claims (delivery-claims.ts) keep its events that the first job also carries from being sent twice.
  */
 export function batchJobId(subscriptionId: string, events: readonly BatchEvent[]): string {
-  return `batch.${events[0]!.event_id}.${events.at(-1)!.event_id}.${subscriptionId}`;
+  return `batch.${hash('sha1', events.map((event) => event.event_id).join(','), 'base64url')}.${subscriptionId}`;
 }
 
 /** The queue job of a batch's first attempts, due now. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryClaims } from '../../engine/webhooks/delivery-claims.ts';
-import { WEBHOOKS_QUEUE } from '../../engine/webhooks/delivery-job.ts';
+import { batchJobId, WEBHOOKS_QUEUE, type BatchEvent } from '../../engine/webhooks/delivery-job.ts';
 import { webhookDeliveriesFor, type FanOutEvent } from '../../engine/webhooks/relay-fan-out.ts';
 import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
@@ -96,6 +96,14 @@ describe('webhook delivery in batches (one queue job per relayed batch and subsc
     );
     expect(row[0]).toEqual({ is_active: false, deactivation_reason: 'http_410' });
   }, 30_000);
+
+  it('gives a batch relayed again with an event between the same first and last events a job of its own', () => {
+    const events = (ids: string[]): BatchEvent[] => ids.map((event_id) => ({ event_id, event: 'job:create', body: '{}' }));
+    // Event 2 committed after a relay took 1 and 3 and failed before its commit: the second relay's job must be added.
+    expect(batchJobId('whk_1', events(['obx_1', 'obx_2', 'obx_3']))).not.toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
+    expect(batchJobId('whk_1', events(['obx_1', 'obx_3']))).toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
+    expect(batchJobId('whk_2', events(['obx_1', 'obx_3']))).not.toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
+  });
 
   it('sends each event once when a batch is relayed again with other rows (a relay that died before its commit)', async () => {
     const { siteId, admin } = await harness.freshSite();

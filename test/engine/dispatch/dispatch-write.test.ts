@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../support/wait-for.ts';
 import { OptimisticLockError } from '@mikro-orm/core';
 import { assignJob } from '../../../engine/dispatch/assign-job.ts';
 import { planJobDispatch } from '../../../engine/dispatch/dispatch-plan.ts';
@@ -24,6 +25,7 @@ let acme: SiteFixture;
 let fast: TestDriver;
 let stepwise: TestDriver;
 let late: TestDriver;
+let busy: TestDriver;
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 
@@ -35,6 +37,7 @@ beforeAll(async () => {
   fast = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
   stepwise = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
   late = await createDriver(server, acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
+  busy = await createDriver(server, acme, { name: 'Busy Bo', at: PARIS, vehicleId: vehicle });
 }, 60_000);
 afterAll(() => server.close());
 
@@ -95,6 +98,35 @@ describe('dispatch write in one statement', () => {
       expect(one.statements, round).toBe(round === 'joins the route' ? 1 : 2);
       expect(one.statements, round).toBeLessThan(other.statements);
     }
+  });
+
+  it('places a job after the stops another command added to the route while it waited for the driver-day lock (a race, run again)', async () => {
+    await dispatchTo(busy, true); // opens Bo's route: the day is now one this process dispatched to
+    const other = (await jobAt(acme.as.dispatcher, PARIS)).id;
+    const orm = server.services.db.orm;
+    const [route] = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ id: string; service_date: string }[]>(`select id, service_date from route where driver_user_id = ?`, [busy.id]),
+    );
+    let dispatched: Promise<Outcome> | undefined;
+    // Another command holds the day's lock and appends its job's stops; the dispatch starts meanwhile and waits.
+    await inTenantScope(orm, { siteId: acme.site.id }, async (em) => {
+      await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${acme.site.id}:${busy.id}:${route!.service_date}`]);
+      await em.execute(
+        `insert into route_stop (stop_id, site_id, route_id, job_id, position)
+         select s.id, s.site_id, ?, s.job_id, (select max(position) from route_stop where route_id = ?) + row_number() over (order by s.sort_order)
+         from stop s where s.job_id = ?`,
+        [route!.id, route!.id, other],
+      );
+      dispatched = dispatchTo(busy, true);
+      await sleep(500);
+    });
+    // Its one statement read the route's stops before it got the lock: the deferred unique position check fails at its
+    // COMMIT, which must read as a race (the command runs again, now after the other's stops).
+    expect((await dispatched!).statements).toBe(2);
+    const positions = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ position: number }[]>('select position from route_stop where route_id = ? order by position', [route!.id]),
+    );
+    expect(positions.map((p) => Number(p.position))).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('creates no second route when another command opened one for the day after the lock read: the command is retried and joins it', async () => {
