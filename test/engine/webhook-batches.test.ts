@@ -28,6 +28,9 @@ function requestsById(received: ReceivedRequest[]): Map<string, number> {
   return counts;
 }
 
+/** Batch events with these ids (for job ids). */
+const batchEvents = (ids: string[]): BatchEvent[] => ids.map((event_id) => ({ event_id, event: 'job:create', body: '{}' }));
+
 /** The test event refused by the receiver in the retry test. */
 const isFailing = (body: Buffer) => (JSON.parse(body.toString('utf8')) as { data: { n: number } }).data.n === 6;
 
@@ -98,11 +101,10 @@ describe('webhook delivery in batches (one queue job per relayed batch and subsc
   }, 30_000);
 
   it('gives a batch relayed again with an event between the same first and last events a job of its own', () => {
-    const events = (ids: string[]): BatchEvent[] => ids.map((event_id) => ({ event_id, event: 'job:create', body: '{}' }));
     // Event 2 committed after a relay took 1 and 3 and failed before its commit: the second relay's job must be added.
-    expect(batchJobId('whk_1', events(['obx_1', 'obx_2', 'obx_3']))).not.toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
-    expect(batchJobId('whk_1', events(['obx_1', 'obx_3']))).toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
-    expect(batchJobId('whk_2', events(['obx_1', 'obx_3']))).not.toBe(batchJobId('whk_1', events(['obx_1', 'obx_3'])));
+    expect(batchJobId('whk_1', batchEvents(['obx_1', 'obx_2', 'obx_3']))).not.toBe(batchJobId('whk_1', batchEvents(['obx_1', 'obx_3'])));
+    expect(batchJobId('whk_1', batchEvents(['obx_1', 'obx_3']))).toBe(batchJobId('whk_1', batchEvents(['obx_1', 'obx_3'])));
+    expect(batchJobId('whk_2', batchEvents(['obx_1', 'obx_3']))).not.toBe(batchJobId('whk_1', batchEvents(['obx_1', 'obx_3'])));
   });
 
   it('sends each event once when a batch is relayed again with other rows (a relay that died before its commit)', async () => {
