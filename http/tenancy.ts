@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { SiteSchema, type Site } from '../persistence/entities/site.entity.ts';
 import { ApiError } from './errors.ts';
+import { InFlight } from './in-flight.ts';
 
 /** What a request's Host names: one site (by its subdomain, the Host's first label) or the platform. */
 export type HostTarget = { kind: 'platform' } | { kind: 'site'; subdomain: string };
@@ -48,7 +49,7 @@ const TTL_MS = 30_000;
  */
 export class SiteDirectory {
   private readonly cache = new Map<string, { site: Site; until: number }>();
-  private readonly loading = new Map<string, Promise<Site | null>>();
+  private readonly loading = new InFlight<string, Site | null>();
   /** Bumped by every invalidation: a load that began before one is handed to its waiters but not cached. */
   private generation = 0;
 
@@ -71,20 +72,14 @@ export class SiteDirectory {
   }
 
   private load(subdomain: string): Promise<Site | null> {
-    let pending = this.loading.get(subdomain);
-    if (pending) return pending;
-    const generation = this.generation;
-    pending = this.orm.em.fork().findOne(SiteSchema, { subdomain }).then((site) => {
-      // Unknown subdomains are not cached: a site created in another process must be found at once.
-      if (site && this.generation === generation) this.cache.set(subdomain, { site, until: performance.now() + TTL_MS });
-      return site;
+    return this.loading.run(subdomain, () => {
+      const generation = this.generation;
+      return this.orm.em.fork().findOne(SiteSchema, { subdomain }).then((site) => {
+        // Unknown subdomains are not cached: a site created in another process must be found at once.
+        if (site && this.generation === generation) this.cache.set(subdomain, { site, until: performance.now() + TTL_MS });
+        return site;
+      });
     });
-    this.loading.set(subdomain, pending);
-    const forget = () => {
-      if (this.loading.get(subdomain) === pending) this.loading.delete(subdomain);
-    };
-    pending.then(forget, forget);
-    return pending;
   }
 }
 

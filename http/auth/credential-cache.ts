@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { InFlight } from '../in-flight.ts';
 import type { Principal } from './principal.ts';
 
 const TTL_MS = 30_000;
@@ -24,8 +25,8 @@ type Entry = { principal: Principal; cachedUntil: number; context?: Promise<unkn
  */
 export class CredentialCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly loading = new Map<string, Promise<Principal>>();
-  private readonly computing = new Map<string, Promise<unknown>>();
+  private readonly loading = new InFlight<string, Principal>();
+  private readonly computing = new InFlight<string, unknown>();
   private readonly channel: string;
   /** Bumped by every invalidation: a load or context computed under an older generation is not kept. */
   private generation = 0;
@@ -65,20 +66,13 @@ export class CredentialCache {
     if (cached) return cached;
     // Per host too: a request with this credential on a wrong host must not hand its 401 to one on the right host.
     const loadKey = `${siteId ?? ''} ${tokenHash}`;
-    let pending = this.loading.get(loadKey);
-    if (!pending) {
+    return this.loading.run(loadKey, () => {
       const generation = this.generation;
-      pending = load().then((principal) => {
+      return load().then((principal) => {
         if (this.generation === generation) this.set(tokenHash, principal);
         return principal;
       });
-      this.loading.set(loadKey, pending);
-      const forget = () => {
-        if (this.loading.get(loadKey) === pending) this.loading.delete(loadKey);
-      };
-      pending.then(forget, forget);
-    }
-    return pending;
+    });
   }
 
   set(tokenHash: string, principal: Principal): void {
@@ -94,25 +88,16 @@ export class CredentialCache {
   remembered<T>(tokenHash: string, compute: () => Promise<T>): Promise<T> {
     const entry = this.get(tokenHash);
     if (entry?.context) return entry.context as Promise<T>;
-    let computing = this.computing.get(tokenHash);
-    if (!computing) {
-      computing = compute();
-      this.computing.set(tokenHash, computing);
-      const done = () => {
-        if (this.computing.get(tokenHash) === computing) this.computing.delete(tokenHash);
-      };
-      computing.then(done, done);
-    }
+    const computing = this.computing.run(tokenHash, compute);
     if (entry) {
-      const context = computing;
-      entry.context = context;
-      context.then(
+      entry.context = computing;
+      computing.then(
         (value) => {
-          if (entry.context === context) entry.computed = { value };
+          if (entry.context === computing) entry.computed = { value };
         },
         // A failure is not remembered: the next request computes again.
         () => {
-          if (entry.context === context) entry.context = undefined;
+          if (entry.context === computing) entry.context = undefined;
         },
       );
     }
