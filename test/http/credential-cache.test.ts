@@ -19,7 +19,7 @@ describe('credential cache', () => {
     const load = manualLoad();
     const waiting = Array.from({ length: 50 }, () => cache.resolve('hash', 'sit_a', load.run));
     load.settle().resolve(principal);
-    expect(await Promise.all(waiting)).toEqual(Array(50).fill(principal));
+    expect(await Promise.all(waiting)).toEqual(Array.from({ length: 50 }, () => principal));
     expect(load.starts).toBe(1);
     expect(cache.cached('hash')).toBe(principal);
   });
