@@ -28,8 +28,11 @@ export type AssignInput = {
   /** The driver took the job themself (a pool claim): acceptance is recorded at once. */
   acceptedByDriver?: boolean;
   /** Read and checked earlier in this transaction (a strategy decision): not read again. */
-  loaded?: { job: JobTarget; driver: DriverFacts; timezone: string };
+  loaded?: Loaded;
 };
+
+/** What an assignment reads first: the job, the driver, the site's time zone and current route workflow (null: not read). */
+type Loaded = { job: JobTarget; driver: DriverFacts | undefined; timezone: string; routeWorkflowId: string | null };
 
 export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: DriverFacts; job: JobTarget };
 
@@ -81,16 +84,16 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     dispatched_at: now,
     decision: input.decision ?? namedDecision(accepted ? 'claim' : 'manual', driver, now),
   });
-  const insertFor = (routeId: string | null, routeFrom?: string) => dispatchInsert(scope, { ...fieldsFor(routeId), method: input.method }, routeFrom);
+  const recordFor = (routeId: string | null) => ({ ...fieldsFor(routeId), method: input.method });
   const day = { driverUserId: driver.userId, vehicleId, serviceDate: serviceDate(scope, job, timezone), teamId: input.teamId ?? null };
   // With the workflow states read with the job, the route's creation or join and every move go in one statement.
   const plan = insertWithJoin ? await planJobDispatch(scope, job) : null;
   let written: { route: RouteRecord; inserted: unknown };
   if (plan) {
-    written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, insertFor });
+    written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, routeWorkflowId: loaded.routeWorkflowId, recordFor });
   } else {
     const opened = input.routeId ? { route: await loadRoute(scope, input.routeId), created: false } : await openDriverDayRoute(scope, { ...day, jobIds: [job.id] });
-    written = await joinAndMove(scope, opened, job, driver.userId, insertWithJoin ? insertFor(opened.route.id) : undefined);
+    written = await joinAndMove(scope, opened, job, driver.userId, insertWithJoin ? dispatchInsert(scope, recordFor(opened.route.id)) : undefined);
   }
   const { route, inserted } = written;
   const fields = fieldsFor(route.id);
@@ -114,12 +117,12 @@ async function joinAndMove(scope: CommandScope, opened: { route: RouteRecord; cr
   return { route, inserted };
 }
 
-async function loadForAssignment(scope: CommandScope, input: AssignInput): Promise<{ job: JobTarget; driver: DriverFacts | undefined; timezone: string }> {
+async function loadForAssignment(scope: CommandScope, input: AssignInput): Promise<Loaded> {
   const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId: input.jobId });
   const driver = indexed.drivers.find((d) => d.userId === input.driverId);
   // The index's objects change in place as later reads apply changes: the assignment keeps its own copy.
   const copy = driver ? driverFacts(driver, driver.availability, driver.position, driver.load, driver.busy) : undefined;
-  return { job: toJobTarget(indexed.jobRows, input.jobId), driver: copy, timezone: indexed.timezone };
+  return { job: toJobTarget(indexed.jobRows, input.jobId), driver: copy, timezone: indexed.timezone, routeWorkflowId: indexed.routeWorkflowId };
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { auditRecordValues } from '../../persistence/audit.ts';
-import { newId } from '../../persistence/ids.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
+import { DISPATCH_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import type { DispatchDecision, DispatchMethod, DispatchStatus, Strategy } from './dispatch-types.ts';
 
 /** What a scheduled dispatch will do when due: assign the named driver, or let the strategy pick one. */
@@ -41,11 +41,6 @@ export type NewDispatch = Partial<Omit<DispatchRow, 'id' | 'site_id' | 'version'
   status: DispatchStatus;
 };
 
-const COLUMNS = [
-  'job_id', 'route_id', 'team_id', 'assigned_to_driver_id', 'assigned_to_vehicle_id', 'method', 'status', 'require_confirmation',
-  'driver_accepted', 'driver_accepted_at', 'dispatch_at', 'dispatched_at', 'completed_at', 'posted_at', 'decision', 'plan', 'created_by_user_id',
-] as const;
-
 /**
  * Inserts a dispatch record with its audit record and `dispatch:created` event (written at the command's end).
  * @throws UniqueConstraintViolationException when the job already has an active dispatch (the engine retries once,
@@ -57,24 +52,14 @@ export async function insertDispatch(scope: CommandScope, values: NewDispatch): 
   return recordInsertedDispatch(scope, inserted!);
 }
 
-/**
- * The `insert ... returning *` of a dispatch record, for a caller that sends it inside another statement (a CTE).
- * `routeFrom`: the route id as an SQL expression of that statement (a route it finds itself), inserted only when
- * that expression is not null.
- */
-export function dispatchInsert(scope: CommandScope, values: NewDispatch, routeFrom?: string): { sql: string; params: unknown[] } {
+/** The `insert ... returning *` of a dispatch record, for a caller that sends it inside another statement (a CTE). */
+export function dispatchInsert(scope: CommandScope, values: NewDispatch): { sql: string; params: unknown[] } {
   const now = new Date();
-  const row: Record<string, unknown> = { ...values, created_by_user_id: values.created_by_user_id ?? scope.actor.userId };
-  const columns = routeFrom ? COLUMNS.filter((c) => c !== 'route_id') : COLUMNS;
-  const params = columns.map((c) => (c === 'decision' || c === 'plan' ? JSON.stringify(row[c] ?? null) : (row[c] ?? (c === 'require_confirmation' || c === 'driver_accepted' ? false : null))));
-  const placeholders = columns.map(() => '?').join(', ');
+  const { id, values: params } = dispatchColumnValues(scope, values);
   return {
-    sql: routeFrom
-      ? `insert into dispatch (id, site_id, ${columns.join(', ')}, route_id, created_at, updated_at)
-     select ?, ?, ${placeholders}, r.id, ?, ? from (select ${routeFrom} as id) r where r.id is not null returning *`
-      : `insert into dispatch (id, site_id, ${columns.join(', ')}, created_at, updated_at)
-     values (?, ?, ${placeholders}, ?, ?) returning *`,
-    params: [newId('dispatch'), scope.siteId, ...params, now, now],
+    sql: `insert into dispatch (id, site_id, ${DISPATCH_COLUMNS.join(', ')}, created_at, updated_at)
+     values (?, ?, ${DISPATCH_COLUMNS.map(() => '?').join(', ')}, ?, ?) returning *`,
+    params: [id, scope.siteId, ...params, now, now],
   };
 }
 

@@ -4,8 +4,9 @@ import { jobFromRow, stopFromRow, type EntityRow } from '../jobs/job-view.ts';
 import { assertJobOpen } from '../routes/route-jobs.ts';
 import { assertRouteOpen, syncTouchedVersion } from '../routes/route-records.ts';
 import { routeFromRow, type RouteRecord } from '../routes/route-view.ts';
+import type { Workflow, WorkflowState } from '../../machines/workflow.schema.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
-import { planDispatchMove, recordDispatchMove } from './dispatch-moves.ts';
+import { planDispatchMove, recordDispatchMove, type PlannedMove } from './dispatch-moves.ts';
 import type { JobDispatchPlan } from './dispatch-plan.ts';
 import type { RoutePlace } from './driver-day-route.ts';
 import { recordDispatchedRouteCreated, recordRouteJoined, routeWrite } from './dispatch-write-route.ts';
@@ -26,7 +27,6 @@ type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
 export async function writeDispatchAtOnce(scope: CommandScope, plan: JobDispatchPlan, place: RoutePlace, driverUserId: string, insert: { sql: string; params: unknown[] }): Promise<Written> {
   const { em, siteId } = scope;
   const { job } = plan;
-  const system = { ...scope.actor, role: 'system' as const };
   assertJobOpen({ id: job.id, route_id: null, phase: job.phase, version: job.version, driver_user_id: job.driverUserId }, 'job_id');
   if ('route' in place) assertRouteOpen(place.route);
   const workflow = await workflowById(em, 'route' in place ? place.route.workflowId : place.workflowId);
@@ -35,12 +35,12 @@ export async function writeDispatchAtOnce(scope: CommandScope, plan: JobDispatch
   const routeMove = routeState.phase === 'unassigned' ? planDispatchMove(workflow, 'route', routeState.key, 'system') ?? null : null;
   const routeId = 'route' in place ? place.route.id : place.routeId;
   const now = new Date();
-  const route = routeWrite(scope, place, { routeId, workflow, move: routeMove, now });
+  const routeSql = routeWrite(scope, place, { routeId, workflow, move: routeMove, now });
 
   const stopValues = plan.stops.map(() => '(?, ?::int, ?, ?, ?::jsonb)').join(', ');
   const stopParams = plan.stops.flatMap(({ stop, move }) => [stop.id, stop.version, move.stateId, move.phase, move.snapshot]);
   const [written] = await em.execute<(EntityRow & { moved_stops: EntityRow[]; route_row: EntityRow | null; also_inserted: unknown })[]>(
-    `with route_row as (${route.sql}),
+    `with route_row as (${routeSql.sql}),
      placed as (
        insert into route_stop (stop_id, site_id, route_id, job_id, position)
        select s.id, s.site_id, ?, s.job_id, coalesce((select max(position) from route_stop where route_id = ?), 0) + row_number() over (order by s.sort_order, s.id)
@@ -58,18 +58,30 @@ export async function writeDispatchAtOnce(scope: CommandScope, plan: JobDispatch
      returning job.*, (select coalesce(json_agg(to_jsonb(m)), '[]'::json) from moved_stops m) as moved_stops,
        (select to_jsonb(r) from route_row r) as route_row, (select to_jsonb(a) from also a) as also_inserted`,
     [
-      ...route.params,
+      ...routeSql.params,
       routeId, routeId, job.id, siteId,
       ...(plan.stops.length === 0 ? [] : [now, ...stopParams, siteId]),
       ...insert.params,
       routeId, driverUserId, plan.move.stateId, plan.move.phase, plan.move.snapshot, now, job.id, siteId, job.version,
     ],
   );
-  if (!written || written.moved_stops.length !== plan.stops.length || (route.writes && !written.route_row)) throw OptimisticLockError.lockFailed(written ? 'Route' : 'Job');
+  if (!written || written.moved_stops.length !== plan.stops.length || (routeSql.writes && !written.route_row)) throw OptimisticLockError.lockFailed(written ? 'Route' : 'Job');
   const { moved_stops: stopRows, route_row: routeRow, also_inserted: inserted, ...jobRow } = written;
+  const route = recordDispatchWrite(scope, plan, place, { workflow, initial, routeMove, routeRow, jobRow, stopRows });
+  return { jobRow, route, inserted };
+}
 
-  // The records in the order the step-by-step path makes them: the route's creation or join, the job's move, its
-  // stops', the route's.
+type WrittenRows = { workflow: Workflow; initial: WorkflowState | null; routeMove: PlannedMove | null; routeRow: EntityRow | null; jobRow: EntityRow; stopRows: EntityRow[] };
+
+/**
+ * The records of a dispatch written in one statement, in the order the step-by-step path makes them: the route's
+ * creation (`initial`: the state a new route was created in) or join, the job's move, its stops', the route's.
+ * @returns the route as written
+ */
+export function recordDispatchWrite(scope: CommandScope, plan: JobDispatchPlan, place: RoutePlace, rows: WrittenRows): RouteRecord {
+  const { job } = plan;
+  const { workflow, initial, routeMove, routeRow } = rows;
+  const system = { ...scope.actor, role: 'system' as const };
   const finalRoute = routeRow ? routeFromRow(routeRow) : (place as { route: RouteRecord }).route;
   if (initial) {
     const created = { ...finalRoute, version: 1, workflowStateId: initial.id, phase: initial.phase };
@@ -78,12 +90,12 @@ export async function writeDispatchAtOnce(scope: CommandScope, plan: JobDispatch
     // The route as the join left it: the move (if any) changed only its state and version since.
     const joined = routeMove ? { ...place.route, version: place.route.version + 1, updatedAt: finalRoute.updatedAt } : finalRoute;
     recordRouteJoined(scope, place.route, joined, workflow, job.id);
-    syncTouchedVersion(scope, routeId, joined.version);
+    syncTouchedVersion(scope, finalRoute.id, joined.version);
   }
-  scope.registry.drop(siteId, job.id);
-  recordDispatchMove(scope, scope.actor, { kind: 'job', entity: jobFromRow(jobRow) }, plan.move);
-  const byId = new Map(stopRows.map((row) => [String(row.id), stopFromRow(row)]));
+  scope.registry.drop(scope.siteId, job.id);
+  recordDispatchMove(scope, scope.actor, { kind: 'job', entity: jobFromRow(rows.jobRow) }, plan.move);
+  const byId = new Map(rows.stopRows.map((row) => [String(row.id), stopFromRow(row)]));
   for (const { stop, move } of plan.stops) recordDispatchMove(scope, system, { kind: 'stop', entity: byId.get(stop.id)! }, move);
   if (routeMove) recordDispatchMove(scope, system, { kind: 'route', entity: finalRoute }, routeMove);
-  return { jobRow, route: finalRoute, inserted };
+  return finalRoute;
 }

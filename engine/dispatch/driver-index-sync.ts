@@ -3,6 +3,7 @@ import type { Availability } from '../../machines/driver-availability.machine.ts
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
 import type { DriverFacts } from './driver-facts.ts';
 import { JOB_TARGET_SQL, type JobTargetRow } from './job-target.ts';
+import { executePrepared, inlined } from './prepared-statement.ts';
 
 /** What rarely changes about a driver: cached per site, reloaded when the site's fleet version moves. */
 export type SlowFacts = Omit<DriverFacts, 'availability' | 'position' | 'load' | 'busy'>;
@@ -27,56 +28,81 @@ export type SiteHead = {
   jobs: JobChange[];
   /** The rows of the job asked for (none when it was not asked for, or is not on this site). */
   jobRows: JobTargetRow[];
+  /** The site's current route workflow (a route a dispatch creates starts in it); null when the site has none. */
+  routeWorkflowId: string | null;
 };
 
-const changedSince = (alias: string) =>
-  `${alias}.change_xid >= pg_snapshot_xmin(?::pg_snapshot) and not pg_visible_in_snapshot(${alias}.change_xid, ?::pg_snapshot)`;
+/** Changed since the snapshot `$1` (a `pg_snapshot` as text). */
+const changedSince = (alias: string) => `${alias}.change_xid >= pg_snapshot_xmin($1::pg_snapshot) and not pg_visible_in_snapshot(${alias}.change_xid, $1::pg_snapshot)`;
 
 /**
- * One statement: the site's time zone and fleet version, the statement's snapshot, and the driver actors and jobs
- * whose `change_xid` (migration 0019) `since` does not see, i.e. every change committed after `since` was taken,
- * in whatever order the writers committed. Positions are not stamped per row (migration 0020: that made every fix a
- * non-HOT update): the drivers named by the `driver_position_change` rows `since` does not see are read too. When
- * the location tracker has pruned log rows `since` may not have seen, a second statement reads every driver actor.
- * With `since` null: all of them (the first read of a process). With `jobId`, the job the decision is for too
- * (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip.
+ * The drivers changed since the snapshot `$1`: actors stamped with a newer `change_xid`, and drivers named by a newer
+ * position log row (migration 0020).
  */
-export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string): Promise<SiteHead> {
-  const open = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
-  const stateFilter = since === null ? '' : ` and d.user_id in (${CHANGED_DRIVERS})`;
-  const jobFilter = since === null ? ` and ${open} and j.driver_user_id is not null` : ` and ${changedSince('j')}`;
-  const sinceParams = since === null ? [] : [since, since];
-  const lost = since === null ? 'false' : 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin(?::pg_snapshot))';
-  const [row] = await em.execute<{ timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; states: StateChange[]; positions_lost: boolean; jobs: JobChange[]; job_rows?: JobTargetRow[] }[]>(
-    `select s.timezone, v.version::text as version, v.xmin::text as row_xmin, pg_current_snapshot()::text as snapshot,
+const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')}
+  union select unnest(p.user_ids) from driver_position_change p where p.site_id = s.id and ${changedSince('p')}`;
+
+const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
+
+/** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (with `job`). */
+function headSql(changes: boolean, job: boolean): string {
+  const stateFilter = changes ? ` and d.user_id in (${CHANGED_DRIVERS})` : '';
+  const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
+  const lost = changes ? 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin($1::pg_snapshot))' : 'false';
+  let next = 0;
+  const jobTarget = JOB_TARGET_SQL.replace(/\?/g, () => ['$2::text', '$3::text', '$2::text'][next++]!);
+  return `select s.timezone, v.version::text as version, v.xmin::text as row_xmin, pg_current_snapshot()::text as snapshot,
        pg_current_xact_id_if_assigned()::text as own_xid,
+       (select w.id from workflow w where w.site_id = s.id and w.entity_type = 'route' and w.is_current) as route_workflow_id,
        (select coalesce(json_agg(json_build_array(d.user_id, d.availability, d.last_lat, d.last_lng)), '[]'::json)
           from driver_state d where d.site_id = s.id${stateFilter}) as states,
        ${lost} as positions_lost,
-       (select coalesce(json_agg(json_build_array(j.id, case when ${open} then j.driver_user_id end)), '[]'::json)
-          from job j where j.site_id = s.id${jobFilter}) as jobs${jobId === undefined ? '' : `,
-       (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${JOB_TARGET_SQL}) t) as job_rows`}
-     from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = ?`,
-    [...sinceParams, ...sinceParams, ...(since === null ? [] : [since]), ...sinceParams, ...(jobId === undefined ? [] : [siteId, jobId, siteId]), siteId],
-  );
+       (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
+          from job j where j.site_id = s.id${jobFilter}) as jobs${job ? `,
+       (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
+     from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
+}
+
+/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
+const CHANGES_HEAD = { name: 'dispatch_site_head_v1', sql: headSql(true, false) };
+const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v1', sql: headSql(true, true) };
+
+type HeadRow = {
+  timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
+  states: StateChange[]; positions_lost: boolean; jobs: JobChange[]; job_rows?: JobTargetRow[];
+};
+
+/**
+ * One statement: the site's time zone, fleet version and current route workflow, the statement's snapshot, and the
+ * driver actors and jobs whose `change_xid` (migration 0019) `since` does not see, i.e. every change committed after
+ * `since` was taken, in whatever order the writers committed. Positions are not stamped per row (migration 0020: that
+ * made every fix a non-HOT update): the drivers named by the `driver_position_change` rows `since` does not see are
+ * read too. When the location tracker has pruned log rows `since` may not have seen, a second statement reads every
+ * driver actor. With `since` null: all of them (the first read of a process, sent unprepared). With `jobId`, the job
+ * the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip. The reads with a
+ * `since` run as prepared statements (`executePrepared`): planning was most of their cost.
+ */
+export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string): Promise<SiteHead> {
+  let rows: HeadRow[];
+  if (since === null) {
+    const { text, params } = inlined(headSql(false, jobId !== undefined), [since, siteId, jobId]);
+    rows = await em.execute<HeadRow[]>(text, params);
+  } else {
+    rows = jobId === undefined ? await executePrepared<HeadRow>(em, CHANGES_HEAD, [since, siteId]) : await executePrepared<HeadRow>(em, CHANGES_HEAD_WITH_JOB, [since, siteId, jobId]);
+  }
+  const row = rows[0];
   if (!row) throw new Error(`site ${siteId} is not visible in this transaction`);
   return {
     timezone: row.timezone || 'UTC',
     fleetKey: `${row.version ?? 0}:${row.row_xmin ?? ''}`,
     snapshot: row.snapshot,
     ownXid: row.own_xid,
+    routeWorkflowId: row.route_workflow_id,
     states: row.positions_lost ? await readAllStates(em, siteId) : row.states,
     jobs: row.jobs,
     jobRows: row.job_rows ?? [],
   };
 }
-
-/**
- * The drivers changed since the snapshot `?`: actors stamped with a newer `change_xid`, and drivers named by a newer
- * position log row (migration 0020). Four parameters: the snapshot, four times.
- */
-const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')}
-  union select unnest(p.user_ids) from driver_position_change p where p.site_id = s.id and ${changedSince('p')}`;
 
 /**
  * Every driver actor of the site: for a reader whose snapshot is older than the position log's pruning (an idle

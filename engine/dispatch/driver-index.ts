@@ -28,8 +28,8 @@ type SiteIndex = {
 
 const indexes = new Map<string, SiteIndex>();
 
-/** The drivers in scope, the site's time zone, and the rows of the job asked for (see `readSiteHead`). */
-export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; jobRows: JobTargetRow[] };
+/** The drivers in scope, the site's time zone and current route workflow, and the rows of the job asked for (see `readSiteHead`). */
+export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWorkflowId: string | null; jobRows: JobTargetRow[] };
 
 /**
  * The site's drivers as {@link loadDriverFacts} gives them (without busy windows), answered from a per-process
@@ -47,7 +47,7 @@ export async function indexedDriverFacts(em: EntityManager, siteId: string, scop
   const cached = indexes.get(siteId);
   const since = cached?.snapshot ?? null;
   const head = await readSiteHead(em, siteId, since, scope.jobId);
-  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, jobRows: head.jobRows });
+  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, routeWorkflowId: head.routeWorkflowId, jobRows: head.jobRows });
   let index = indexes.get(siteId);
   // Forgotten while this read ran: `head` holds changes only, read again from scratch.
   if (!index && since !== null) return indexedDriverFacts(em, siteId, scope);

@@ -56,6 +56,6 @@ export async function dispatchByStrategy(deps: DispatchDeps, scope: CommandScope
     requireConfirmation: input.requireConfirmation,
     decision,
     dispatchId: input.dispatchId,
-    loaded: { job, driver: winner, timezone },
+    loaded: { job, driver: winner, timezone, routeWorkflowId: indexed.routeWorkflowId },
   });
 }

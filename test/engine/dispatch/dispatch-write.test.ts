@@ -1,15 +1,17 @@
+import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../support/wait-for.ts';
 import { OptimisticLockError } from '@mikro-orm/core';
 import { assignJob } from '../../../engine/dispatch/assign-job.ts';
 import { planJobDispatch } from '../../../engine/dispatch/dispatch-plan.ts';
 import { dispatchInsert } from '../../../engine/dispatch/dispatch-record.ts';
-import { JOINED_ROUTE_ID, joinKnownRoute } from '../../../engine/dispatch/dispatch-join-known.ts';
 import { writeDispatchAtOnce } from '../../../engine/dispatch/dispatch-write.ts';
 import { lockDriverDayPlace } from '../../../engine/dispatch/driver-day-route.ts';
 import { indexedDriverFacts } from '../../../engine/dispatch/driver-index.ts';
 import { toJobTarget } from '../../../engine/dispatch/job-target.ts';
+import type { CommandScope } from '../../../engine/commands/apply-transition.ts';
 import type { CommandContext } from '../../../engine/engine.ts';
+import { workflowById } from '../../../engine/workflow/workflow.service.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
@@ -43,7 +45,10 @@ afterAll(() => server.close());
 
 type Outcome = { statements: number; pending: unknown; rows: unknown };
 
-/** Dispatches a new two-stop job to `driver`, in one statement (`atOnce`) or step by step; what it wrote and recorded. */
+/**
+ * Dispatches a new two-stop job to `driver`, in one statement (`atOnce`) or step by step; what it wrote and recorded,
+ * and the round trips the assignment made (over every attempt of the command).
+ */
 async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome> {
   const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
   const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
@@ -54,12 +59,10 @@ async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome>
     const target = toJobTarget(indexed.jobRows, jobId);
     const job = atOnce ? target : { ...target, states: undefined };
     const facts = indexed.drivers.find((d) => d.userId === driver.id)!;
-    const execute = scope.em.execute.bind(scope.em);
-    scope.em.execute = ((...args: Parameters<typeof execute>) => {
-      statements += 1;
-      return execute(...args);
-    }) as typeof execute;
-    const result = await assignJob(scope, { jobId, driverId: driver.id, method: 'manual', requireConfirmation: false, loaded: { job, driver: facts, timezone: indexed.timezone } });
+    await workflowById(scope.em, indexed.routeWorkflowId!); // cached from here on: the count is the dispatch's own statements
+    const result = await countingRoundTrips(scope, (n) => (statements += n), () =>
+      assignJob(scope, { jobId, driverId: driver.id, method: 'manual', requireConfirmation: false, loaded: { job, driver: facts, timezone: indexed.timezone, routeWorkflowId: indexed.routeWorkflowId } }),
+    );
     pending = structuredClone(scope.pending);
     return result;
   });
@@ -73,6 +76,29 @@ async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome>
   const stopIds = (rows.stops as { id: string }[]).map((s) => s.id);
   stopIds.forEach((id, i) => ids.set(id, `STOP${i}`));
   return { statements, pending: normalized(pending, ids), rows: normalized(rows, ids) };
+}
+
+/**
+ * Runs `work`, counting the round trips it makes on the command's connection (a statement prepared on the connection
+ * for later use is not one of the dispatch's own: it is sent once per connection).
+ */
+async function countingRoundTrips<T>(scope: CommandScope, report: (count: number) => void, work: () => Promise<T>): Promise<T> {
+  const context = scope.em.getTransactionContext<{ client: { acquireConnection(): Promise<object> } }>()!;
+  const connection = await context.client.acquireConnection();
+  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  let count = 0;
+  prototype.query = function (this: object, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+    if (this === connection && !/^\s*prepare /i.test(text)) count += 1;
+    return original.apply(this, args);
+  };
+  try {
+    return await work();
+  } finally {
+    prototype.query = original;
+    report(count);
+  }
 }
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
@@ -94,39 +120,27 @@ describe('dispatch write in one statement', () => {
       const other = await dispatchTo(stepwise, false);
       expect(one.rows, round).toEqual(other.rows);
       expect(one.pending, round).toEqual(other.pending);
-      // Opening: the driver-day lock and read, then the write; joining a day this process dispatched to: one statement.
-      expect(one.statements, round).toBe(round === 'joins the route' ? 1 : 2);
+      // Opening or joining: the driver-day lock and the write in one round trip.
+      expect(one.statements, round).toBe(1);
       expect(one.statements, round).toBeLessThan(other.statements);
     }
   });
 
-  it('places a job after the stops another command added to the route while it waited for the driver-day lock (a race, run again)', async () => {
-    await dispatchTo(busy, true); // opens Bo's route: the day is now one this process dispatched to
-    const other = (await jobAt(acme.as.dispatcher, PARIS)).id;
-    const orm = server.services.db.orm;
-    const [route] = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
-      em.execute<{ id: string; service_date: string }[]>(`select id, service_date from route where driver_user_id = ?`, [busy.id]),
-    );
-    let dispatched: Promise<Outcome> | undefined;
-    // Another command holds the day's lock and appends its job's stops; the dispatch starts meanwhile and waits.
-    await inTenantScope(orm, { siteId: acme.site.id }, async (em) => {
-      await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${acme.site.id}:${busy.id}:${route!.service_date}`]);
-      await em.execute(
-        `insert into route_stop (stop_id, site_id, route_id, job_id, position)
-         select s.id, s.site_id, ?, s.job_id, (select max(position) from route_stop where route_id = ?) + row_number() over (order by s.sort_order)
-         from stop s where s.job_id = ?`,
-        [route!.id, route!.id, other],
-      );
-      dispatched = dispatchTo(busy, true);
-      await sleep(500);
-    });
-    // Its one statement read the route's stops before it got the lock: the deferred unique position check fails at its
-    // COMMIT, which must read as a race (the command runs again, now after the other's stops).
-    expect((await dispatched!).statements).toBe(2);
-    const positions = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
-      em.execute<{ position: number }[]>('select position from route_stop where route_id = ? order by position', [route!.id]),
-    );
-    expect(positions.map((p) => Number(p.position))).toEqual([1, 2, 3, 4, 5, 6]);
+  it('places a job after the stops the driver-day lock holder added while it waited, in one round trip', async () => {
+    const { route, otherJob } = await routeWithAnotherJob(busy);
+    const positions = await whileAnotherCommandAddsStops(route, otherJob, 'driver-day lock');
+    expect(positions.statements).toBe(1);
+    expect(positions.placed).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('places a job after the stops another command added while it held the route row (a race at COMMIT, run again)', async () => {
+    const { route, otherJob } = await routeWithAnotherJob(busy);
+    // Its statement waited for the route row with a snapshot taken before: it could not see the other's stops, and the
+    // deferred unique position check fails at its COMMIT, which must read as a race (the command runs again, now after
+    // the other's stops).
+    const positions = await whileAnotherCommandAddsStops(route, otherJob, 'route row');
+    expect(positions.statements).toBe(2);
+    expect(positions.placed).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   it('creates no second route when another command opened one for the day after the lock read: the command is retried and joins it', async () => {
@@ -168,23 +182,40 @@ describe('dispatch write in one statement', () => {
     );
     expect(routes.map((r) => r.id)).toEqual([otherRoute]);
   });
-
-  it('the one-statement join writes nothing when the driver has no open route for the day yet', async () => {
-    const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
-    const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
-    const joined = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
-      const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
-      const plan = (await planJobDispatch(scope, toJobTarget(indexed.jobRows, jobId)))!;
-      const insert = dispatchInsert(scope, { job_id: jobId, method: 'manual', status: 'processing' }, JOINED_ROUTE_ID);
-      const written = await joinKnownRoute(scope, plan, { driverUserId: late.id, vehicleId: 'veh_none', serviceDate: '2031-01-02', teamId: null }, late.id, insert);
-      return { written, pending: scope.pending.events.length };
-    });
-    expect(joined).toEqual({ written: null, pending: 0 });
-    const state = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => ({
-      job: await em.execute('select phase, version, route_id, driver_user_id from job where id = ?', [jobId]),
-      dispatches: await em.execute('select id from dispatch where job_id = ?', [jobId]),
-      placed: await em.execute('select stop_id from route_stop where job_id = ?', [jobId]),
-    }));
-    expect(state).toEqual({ job: [{ phase: 'unassigned', version: 1, route_id: null, driver_user_id: null }], dispatches: [], placed: [] });
-  });
 });
+
+/** The driver's route (after a first dispatch opened it) and another job, whose stops another command will place on it. */
+async function routeWithAnotherJob(driver: TestDriver): Promise<{ route: { id: string; service_date: string }; otherJob: string }> {
+  await dispatchTo(driver, true);
+  const otherJob = (await jobAt(acme.as.dispatcher, PARIS)).id;
+  const [route] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+    em.execute<{ id: string; service_date: string }[]>(`select id, service_date from route where driver_user_id = ? and phase not in ('completed', 'cancelled')`, [driver.id]),
+  );
+  return { route: route!, otherJob };
+}
+
+/**
+ * Another command appends `otherJob`'s stops to the route, holding the driver-day lock or the route row, and commits
+ * half a second later; a dispatch to the same driver starts meanwhile. The dispatch's round trips and the route's positions.
+ */
+async function whileAnotherCommandAddsStops(route: { id: string; service_date: string }, otherJob: string, holding: 'driver-day lock' | 'route row'): Promise<{ statements: number; placed: number[] }> {
+  const orm = server.services.db.orm;
+  let dispatched: Promise<Outcome> | undefined;
+  await inTenantScope(orm, { siteId: acme.site.id }, async (em) => {
+    if (holding === 'driver-day lock') await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${acme.site.id}:${busy.id}:${route.service_date}`]);
+    else await em.execute('select id from route where id = ? for update', [route.id]);
+    await em.execute(
+      `insert into route_stop (stop_id, site_id, route_id, job_id, position)
+       select s.id, s.site_id, ?, s.job_id, (select max(position) from route_stop where route_id = ?) + row_number() over (order by s.sort_order)
+       from stop s where s.job_id = ?`,
+      [route.id, route.id, otherJob],
+    );
+    dispatched = dispatchTo(busy, true);
+    await sleep(500);
+  });
+  const { statements } = await dispatched!;
+  const positions = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
+    em.execute<{ position: number }[]>('select position from route_stop where route_id = ? order by position', [route.id]),
+  );
+  return { statements, placed: positions.map((p) => Number(p.position)) };
+}

@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { asDriverException, formatSql } from '../runtime/direct-execute.ts';
+
+/**
+ * A statement of the dispatch path prepared once per connection: `$n` parameters, each cast where it is used
+ * (`$2::text`), so PostgreSQL infers every type from the text alone. The name is unique per statement text.
+ */
+export type NamedStatement = { name: string; sql: string };
+
+type PgResult = { rows: Record<string, unknown>[] };
+type PgConnection = { query(config: { text: string }, callback: (error: Error | null, result: PgResult | PgResult[]) => void): unknown };
+
+/** The statements each connection has prepared (a session keeps them until it closes, whatever its transactions do). */
+const preparedOn = new WeakMap<PgConnection, Set<string>>();
+
+/**
+ * Runs `statement` with `args` in `em`'s transaction as `execute name(...)`: parsed, analysed and planned once per
+ * connection instead of once per call (a dispatch's head read spent 1.3–2 ms planning for 0.4 ms of execution).
+ * The plan is the generic one, forced for this statement only: with its values inlined the planner costs the
+ * custom plan lower every time and would never switch. The text goes to the transaction's connection as one simple
+ * query, so the command path's queued BEGIN and tenant settings still travel with it; `before` (statements whose
+ * results are not wanted, e.g. a lock that must be held before this statement takes its snapshot) goes first in
+ * the same round trip. The first use on a connection prepares the statement in a round trip of its own: PREPARE
+ * outlives a rolled-back transaction, so it is never sent where a failure after it would leave it unrecorded.
+ * Outside a transaction the statement is sent with its values inlined, unprepared.
+ * @returns the statement's rows
+ * @throws MikroORM's exception for a database error (a unique violation stays a race the engine retries)
+ */
+export async function executePrepared<Row>(em: EntityManager, statement: NamedStatement, args: unknown[], before?: string): Promise<Row[]> {
+  const connection = await transactionConnection(em);
+  if (!connection) {
+    if (before) await em.execute(before);
+    const { text, params } = inlined(statement.sql, args);
+    return em.execute<Row[]>(text, params);
+  }
+  let prepared = preparedOn.get(connection);
+  if (!prepared) {
+    prepared = new Set();
+    preparedOn.set(connection, prepared);
+  }
+  if (!prepared.has(statement.name)) {
+    await send(em, connection, `prepare ${statement.name} as ${statement.sql}`);
+    prepared.add(statement.name);
+  }
+  const execute = formatSql(em, `execute ${statement.name}(${args.map(() => '?').join(', ')})`, args);
+  const text = `${before ? `${before}; ` : ''}${GENERIC_PLAN}; ${execute}; ${PLAN_RESTORED}`;
+  const results = await send(em, connection, text);
+  return results.at(-2)!.rows as Row[];
+}
+
+/** The session's plan mode, kept aside while this statement runs with a generic plan, then put back. */
+const GENERIC_PLAN = "select set_config('dispatch.plan_cache_mode', current_setting('plan_cache_mode'), true), set_config('plan_cache_mode', 'force_generic_plan', true)";
+const PLAN_RESTORED = "select set_config('plan_cache_mode', current_setting('dispatch.plan_cache_mode'), true)";
+
+/** The connection under `em`'s transaction (knex's transaction client hands back its one connection), if any. */
+async function transactionConnection(em: EntityManager): Promise<PgConnection | null> {
+  const context = em.getTransactionContext<{ client?: { acquireConnection?(): Promise<PgConnection> } }>();
+  return context?.client?.acquireConnection ? context.client.acquireConnection() : null;
+}
+
+function send(em: EntityManager, connection: PgConnection, text: string): Promise<PgResult[]> {
+  return new Promise((resolve, reject) => {
+    connection.query({ text }, (error, result) => (error ? reject(asDriverException(em, error)) : resolve(Array.isArray(result) ? result : [result])));
+  });
+}
+
+/** `$n` placeholders as `?` with their values in order of appearance (a parameter may be used more than once). */
+export function inlined(sql: string, args: unknown[]): { text: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    params.push(args[Number(n) - 1]);
+    return '?';
+  });
+  return { text, params };
+}
