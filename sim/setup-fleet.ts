@@ -24,8 +24,10 @@ const passwordSignIn: SignInDriver = (api, driver) => SessionCredential.signIn(a
 
 /**
  * Creates the fleet through the REST API as an office would: one team, and per driver a vehicle and a worker (a new
- * driver user with that vehicle and team), then signs each driver in as their app would. One call at a time, in
- * driver order, so user ids (sortable ULIDs) follow driver names: tie rules by id break the same way in every run.
+ * driver user with that vehicle and team), then signs each driver in as their app would. Each kind of call is made
+ * one at a time in driver order, so ids (sortable ULIDs) follow driver names and tie rules by id break the same way
+ * in every run; the kinds overlap (the next driver's vehicle while this driver's worker is created, a driver's
+ * sign-in while the next ones are), so setup waits on one round trip at a time less.
  *
  * With `signIn` (in process), drivers get no password and their sessions are issued directly, sparing a password
  * hash per driver per run; without it (live), they get a password and sign in over REST like any app.
@@ -33,9 +35,12 @@ const passwordSignIn: SignInDriver = (api, driver) => SessionCredential.signIn(a
 export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, signIn: SignInDriver | null = null): Promise<SiteFleet> {
   const workflow = await api.call<WorkflowBody>('GET', '/api/workflow?entity_type=stop');
   const team = await api.call<{ id: string }>('POST', '/api/team', { name: `sim ${runLabel}`, description: `simulated fleet of ${plan.scenario.name}` });
-  const members: FleetMember[] = [];
-  for (const driver of plan.drivers) {
-    const vehicle = await api.call<{ id: string }>('POST', '/api/vehicle', { name: `${runLabel} ${driver.name}`, type: plan.scenario.fleet.vehicle });
+  const vehicleOf = (index: number) => settled(api.call<{ id: string }>('POST', '/api/vehicle', { name: `${runLabel} ${plan.drivers[index]!.name}`, type: plan.scenario.fleet.vehicle }));
+  const sessions: Promise<FleetMember>[] = [];
+  let nextVehicle = vehicleOf(0);
+  for (const [index, driver] of plan.drivers.entries()) {
+    const vehicle = await nextVehicle;
+    if (index + 1 < plan.drivers.length) nextVehicle = vehicleOf(index + 1);
     const email = `${runLabel}-${driver.name}@sim.example`;
     const worker = await api.call<{ id: string }>('POST', '/api/worker', {
       email,
@@ -46,9 +51,17 @@ export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, sig
       team_ids: [team.id],
       ...maxLoad(plan),
     });
-    members.push({ name: driver.name, userId: worker.id, email, credential: await (signIn ?? passwordSignIn)(api, { userId: worker.id, email, password: signIn ? undefined : DRIVER_PASSWORD }) });
+    const credential = (signIn ?? passwordSignIn)(api, { userId: worker.id, email, password: signIn ? undefined : DRIVER_PASSWORD });
+    sessions.push(settled(credential.then((session) => ({ name: driver.name, userId: worker.id, email, credential: session }))));
   }
+  const members = await Promise.all(sessions);
   return { teamId: team.id, members, byUserId: new Map(members.map((m) => [m.userId, m])), stopStates: stopStatesOf(workflow) };
+}
+
+/** A call started ahead of the one awaited now: if it fails first, its error waits for its own `await` (no unhandled rejection). */
+function settled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 function maxLoad(plan: Plan): { max_load?: number } {

@@ -3,7 +3,7 @@ import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
 import type { Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor } from '../../persistence/audit.ts';
-import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
 import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
 import { newId } from '../../persistence/ids.ts';
 import { createAddress } from '../admin/address.service.ts';
@@ -13,14 +13,18 @@ import type { StopInput } from './job-input.ts';
 /**
  * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
  * inline address with a point; a time window must end after it starts; orders must be distinct.
+ * @returns the addresses the stops name by `address_id`, by id
  * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address
  */
-export async function validateStops(em: EntityManager, stops: StopInput[]): Promise<void> {
+export async function validateStops(em: EntityManager, stops: StopInput[]): Promise<Map<string, Address>> {
   const orders = new Set<number>();
+  const addresses = new Map<string, Address>();
   for (const [index, stop] of stops.entries()) {
     const field = (name: string) => `stops.${index}.${name}`;
     if (stop.address_id) {
-      if (!(await em.findOne(AddressSchema, { id: stop.address_id }))) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
+      const address = await em.findOne(AddressSchema, { id: stop.address_id });
+      if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
+      addresses.set(address.id, address);
     } else if (!stop.point) {
       throw DomainError.invalid('STOP_LOCATION_REQUIRED', `Stop ${index} needs an address_id or an inline address with a point`, field('point'));
     }
@@ -31,9 +35,13 @@ export async function validateStops(em: EntityManager, stops: StopInput[]): Prom
     if (orders.has(order)) throw DomainError.invalid('DUPLICATE_STOP_ORDER', `Two stops have order ${order}`, field('order'));
     orders.add(order);
   }
+  return addresses;
 }
 
-/** Creates a job's stops in their initial workflow state, ordered by `order` (else by position). */
+/**
+ * Creates a job's stops in their initial workflow state, ordered by `order` (else by position), each with its
+ * address: a new one for an inline address (written at once, with its audit record), else the one `known` holds.
+ */
 export async function createStops(
   em: EntityManager,
   actor: AuditActor,
@@ -41,16 +49,21 @@ export async function createStops(
   jobId: string,
   workflow: Workflow,
   inputs: StopInput[],
-): Promise<Stop[]> {
+  known: Map<string, Address>,
+): Promise<{ stop: Stop; address: Address | null }[]> {
   const machine = buildEntityMachine(workflow);
   const snapshot = initialSnapshot(machine);
   const initial = workflow.states.find((s) => s.is_initial)!;
   const ordered = inputs.map((input, index) => ({ input, order: input.order ?? index })).sort((a, b) => a.order - b.order);
-  const stops: Stop[] = [];
+  // Every new address first (each is written at once), so the stops are all inserted together with their job.
+  const addresses: (Address | null)[] = [];
+  for (const { input } of ordered) addresses.push(input.address_id ? (known.get(input.address_id) ?? null) : await createAddress(em, actor, siteId, input));
+  const stops: { stop: Stop; address: Address | null }[] = [];
   for (const [position, { input }] of ordered.entries()) {
-    const addressId = input.address_id ?? (await createAddress(em, actor, siteId, input)).id;
-    stops.push(
-      em.create(StopSchema, {
+    const address = addresses[position]!;
+    stops.push({
+      address,
+      stop: em.create(StopSchema, {
         id: newId('stop'),
         siteId,
         jobId,
@@ -61,7 +74,7 @@ export async function createStops(
         snapshot: persistSnapshot(snapshot),
         type: input.type,
         sortOrder: position,
-        addressId,
+        addressId: input.address_id ?? address!.id,
         completeAfter: input.complete_after ? new Date(input.complete_after) : null,
         completeBefore: input.complete_before ? new Date(input.complete_before) : null,
         contactName: input.contact_name ?? null,
@@ -71,7 +84,7 @@ export async function createStops(
         driverNotes: input.driver_notes ?? null,
         internalNotes: input.internal_notes ?? null,
       }),
-    );
+    });
   }
   return stops;
 }

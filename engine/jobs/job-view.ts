@@ -30,6 +30,9 @@ export type JobFields = Pick<
   | 'createdByUserId' | 'completedAt' | 'cancelledAt' | 'createdAt' | 'updatedAt' | 'customFields'
 >;
 
+/** What the embedded address view reads: an entity, or a row mapped by hand. */
+export type AddressFields = Pick<Address, 'id' | 'formattedName' | 'streetAddress' | 'streetAddress2' | 'city' | 'state' | 'postalCode' | 'country' | 'lat' | 'lng'>;
+
 /** A `job` or `stop` row as `select *` / `returning *` gives it through `em.execute` (snake_case; timestamps as text). */
 export type EntityRow = Record<string, unknown>;
 
@@ -103,7 +106,7 @@ export type StopRecord = ReturnType<typeof stopFromRow>;
  * A stop as the API and the events show it (snake_case, RFC 3339). The address is embedded when known.
  * Internal notes are for staff: pass `forStaff: false` to leave them out.
  */
-export function toStopData(stop: StopFields, workflow: Workflow, address: Address | null, forStaff = true) {
+export function toStopData(stop: StopFields, workflow: Workflow, address: AddressFields | null, forStaff = true) {
   return {
     id: stop.id,
     job_id: stop.jobId,
@@ -165,7 +168,7 @@ export function toJobData(job: JobFields, workflow: Workflow, stops?: StopData[]
 
 export type JobData = ReturnType<typeof toJobData>;
 
-function toEmbeddedAddress(a: Address) {
+function toEmbeddedAddress(a: AddressFields) {
   return {
     id: a.id,
     formatted_name: a.formattedName,

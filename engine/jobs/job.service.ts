@@ -1,10 +1,9 @@
 import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
-import { recordAudit } from '../../persistence/audit.ts';
+import { auditRecordValues } from '../../persistence/audit.ts';
 import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { newId } from '../../persistence/ids.ts';
-import { appendOutbox } from '../../persistence/outbox.ts';
 import { assertOptions } from '../catalog/option.service.ts';
 import { assertServiceType } from '../catalog/service-type.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
@@ -13,10 +12,9 @@ import { loadDefinitions, resolveCustomFields } from '../customfields/custom-fie
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { currentWorkflow } from '../workflow/workflow.service.ts';
-import { jobDetail } from './job-detail.ts';
 import { isStaff, type JobInput } from './job-input.ts';
 import { createStops, validateStops } from './job-stops.ts';
-import type { JobData } from './job-view.ts';
+import { toJobData, toStopData, type JobData } from './job-view.ts';
 
 /**
  * Creates a job and its ordered stops in their initial workflow states, in one transaction with its audit record
@@ -32,7 +30,7 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   if (!isStaff(actor.role) && input.driver_user_id !== undefined) {
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
   }
-  await validateStops(em, input.stops);
+  const knownAddresses = await validateStops(em, input.stops);
   const customFields = resolveCustomFields(await loadDefinitions(em, 'job'), null, input.custom_fields);
   const stopDefinitions = await loadDefinitions(em, 'stop');
   const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(stopDefinitions, null, stop.custom_fields, `stops.${index}.custom_fields`));
@@ -55,8 +53,11 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   const stopWorkflow = await currentWorkflow(em, 'stop');
   const initial = workflow.states.find((s) => s.is_initial)!;
   const snapshot = initialSnapshot(buildEntityMachine(workflow));
+  const jobId = newId('job');
+  // The stops' new addresses are written (with their audit records) before the job and its stops, which go in one flush.
+  const stops = await createStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses);
   const job = em.create(JobSchema, {
-    id: newId('job'),
+    id: jobId,
     siteId,
     workflowId: workflow.id,
     workflowStateId: initial.id,
@@ -76,19 +77,20 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     customFields,
     createdByUserId: actor.userId,
   });
-  const stops = await createStops(em, actor, siteId, job.id, stopWorkflow, input.stops);
   // createStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
   const valuesInStopOrder = input.stops.map((stop, index) => ({ order: stop.order ?? index, values: stopCustomFields[index]! })).sort((a, b) => a.order - b.order);
-  for (const [position, stop] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
+  for (const [position, { stop }] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
   await em.flush();
-  const data = await jobDetail(em, { ...actor, role: 'system' }, job);
-  recordAudit(em, actor, { siteId, action: 'create', entityType: 'Job', entityId: job.id, before: null, after: data });
+  // The view from the rows just written (the entities hold what was inserted), not read back.
+  const view = (forStaff: boolean) => toJobData(job, workflow, stops.map(({ stop, address }) => toStopData(stop, stopWorkflow, address, forStaff)), forStaff);
+  const data = view(true);
+  // The audit record and the job:create event go out with the command's COMMIT, as a transition's do.
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Job', entityId: job.id, before: null, after: data }));
   recordZoneOverride(em, actor, siteId, job.id, overridden);
-  appendOutbox(em, { siteId, event: 'job:create', entityType: 'job', entityId: job.id, entityVersion: job.version, data, timestamp: scope.clock.now() });
-  await em.flush();
+  scope.pending.events.push({ siteId, event: 'job:create', entityType: 'job', entityId: job.id, entityVersion: job.version, data, timestamp: scope.clock.now() });
   scope.touched.set(job.id, { snapshot, version: job.version, workflowId: workflow.id });
-  for (const stop of stops) scope.touched.set(stop.id, { snapshot: initialSnapshot(buildEntityMachine(stopWorkflow)), version: stop.version, workflowId: stopWorkflow.id });
-  return isStaff(actor.role) ? data : jobDetail(em, actor, job);
+  for (const { stop } of stops) scope.touched.set(stop.id, { snapshot: initialSnapshot(buildEntityMachine(stopWorkflow)), version: stop.version, workflowId: stopWorkflow.id });
+  return isStaff(actor.role) ? data : view(false);
 }
 
 /** Refuses changes to a job that is finished. */

@@ -1,7 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { moveOwnJob, moveOwnStop } from '../../engine/drivers/driver-jobs.ts';
-import { findVisibleJob, jobDetail, withStops } from '../../engine/jobs/job-detail.ts';
-import type { JobActor } from '../../engine/jobs/job-input.ts';
+import { moveOwnJob } from '../../engine/drivers/driver-jobs.ts';
+import { withStops } from '../../engine/jobs/job-detail.ts';
+import { readJobDetail } from '../../engine/jobs/job-detail-row.ts';
+import { moveDriverStop } from '../../engine/jobs/driver-stop-move.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { defineOperation } from '../operation.ts';
 import { readPaging, searchBody, SearchResponse } from '../pagination.ts';
@@ -11,13 +11,6 @@ import { JobResponse } from '../schemas/job.schema.ts';
 import { commandContext } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', completed_at: 'completedAt', id: 'id' };
-
-type Transaction = <T>(work: (em: EntityManager) => Promise<T>) => Promise<T>;
-
-/** The job as the driver sees it after the move, like POST /job/state answers. */
-async function detail(transaction: Transaction, actor: JobActor, jobId: string) {
-  return { data: await transaction(async (em) => jobDetail(em, actor, await findVisibleJob(em, actor, jobId))) };
-}
 
 export const driverJobOperations = [
   defineOperation({
@@ -34,9 +27,12 @@ export const driverJobOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { job_id: id, cancellation_notes: notes } = ctx.body;
-      await ctx.services.engine.command(command, `job:${id}`, (scope) => moveOwnJob(scope, id, { kind: 'phase', event: 'cancel' }, { cancellationNotes: notes }));
-      // The cancelled job still names its driver, so the driver reads it back.
-      return detail(ctx.transaction, command.actor, id);
+      // The cancelled job still names its driver, so the driver reads it back, as the command's last read.
+      const data = await ctx.services.engine.command(command, `job:${id}`, async (scope) => {
+        await moveOwnJob(scope, id, { kind: 'phase', event: 'cancel' }, { cancellationNotes: notes });
+        return readJobDetail(scope.em, scope.siteId, command.actor, id);
+      });
+      return { data };
     },
   }),
   defineOperation({
@@ -53,11 +49,12 @@ export const driverJobOperations = [
       const command = commandContext(ctx);
       const id = ctx.body.job_id;
       // The answer is read in the command itself: once returned the job is no longer the driver's to read.
-      return ctx.services.engine.command(command, `job:${id}`, async (scope) => {
+      const data = await ctx.services.engine.command(command, `job:${id}`, async (scope) => {
         await moveOwnJob(scope, id, { kind: 'phase', event: 'return' });
-        const [job] = await withStops(scope.em, [await findVisibleJob(scope.em, { ...command.actor, role: 'system' }, id)], command.actor);
-        return { data: job! };
+        // As the driver sees a job (no internal notes), though it is no longer theirs to read.
+        return readJobDetail(scope.em, scope.siteId, command.actor, id, true);
       });
+      return { data };
     },
   }),
   defineOperation({
@@ -73,10 +70,11 @@ export const driverJobOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
-      const jobId = await ctx.services.engine.command(command, `stop:${id}`, (scope) =>
-        moveOwnStop(scope, id, toStateId, notes === undefined ? {} : { cancellationNotes: notes }),
+      // The job after the move (as POST /job/state answers), read or built within the command's own transaction.
+      const data = await ctx.services.engine.command(command, `stop:${id}`, (scope) =>
+        moveDriverStop(scope, id, toStateId, notes === undefined ? {} : { cancellationNotes: notes }),
       );
-      return detail(ctx.transaction, command.actor, jobId);
+      return { data };
     },
   }),
   defineOperation({

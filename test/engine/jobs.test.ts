@@ -42,6 +42,26 @@ describe('creating jobs', () => {
     expect(events.map((e) => e.event)).toEqual(['job:create']);
   });
 
+  it('answers what a later read shows, for staff and for a customer, and the job:create event carries the same job', async () => {
+    const first = await createJob(acme.as.dispatcher);
+    const known = (first.stops[0] as unknown as { address_id: string }).address_id;
+    const stops = [
+      { type: 'pickup', address_id: known, contact_name: 'Ada', complete_after: '2026-12-01T09:00:00.000Z', complete_before: '2026-12-01T10:00:00.000Z' },
+      { type: 'dropoff', street_address: '5 Avenue Montaigne', city: 'Paris', point: { lat: 48.8662, lng: 2.3047 }, driver_notes: 'gate code 12', internal_notes: 'staff only' },
+    ];
+    const created = await acme.as.dispatcher.post<{ data: JobBody }>('/api/job', jobRequest({ stops, internal_notes: 'vip', customer_notes: 'fragile' }));
+    expect(created.status).toBe(201);
+    expect(created.body.data).toEqual((await acme.as.dispatcher.get<{ data: JobBody }>(`/api/job/${created.body.data.id}`)).body.data);
+    const [event] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ payload: { data: unknown } }[]>(`select payload from outbox where entity_id = ? and event = 'job:create'`, [created.body.data.id]),
+    );
+    expect(event!.payload.data).toEqual(created.body.data);
+    const own = await acme.as.customer.post<{ data: JobBody }>('/api/job', jobRequest({ customer_email: undefined, stops }));
+    expect(own.status).toBe(201);
+    expect(own.body.data).toEqual((await acme.as.customer.get<{ data: JobBody }>(`/api/job/${own.body.data.id}`)).body.data);
+    expect(JSON.stringify(own.body.data)).not.toContain('internal_notes');
+  });
+
   it.each([
     ['a stop without address or point', { stops: [{ type: 'pickup', city: 'Paris' }] }, 400, 'stops.0.point'],
     ['a time window that ends before it starts', { stops: [{ type: 'pickup', point: { lat: 1, lng: 1 }, complete_after: '2026-12-01T10:00:00Z', complete_before: '2026-12-01T09:00:00Z' }] }, 400, 'stops.0.complete_before'],

@@ -200,6 +200,37 @@ describe('driver job actions', () => {
   });
 });
 
+// After the search above, which counts the driver's completed jobs.
+describe('driver moves answer what a later read shows', () => {
+  it('answers each move with the job as a later read shows it: the driver\'s view, no internal notes', async () => {
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: acme.users.driver.id, internal_notes: 'staff only' });
+    await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+    const read = async () => (await driver.get<One<Job>>(`/api/job/${job.id}`)).body.data;
+    for (const stop of job.stops) {
+      for (const state of ['en_route', 'arrived', 'completed']) {
+        const moved = await driver.post<One<Job>>('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
+        expect(moved.status).toBe(200);
+        expect(moved.body.data).toEqual(await read());
+      }
+    }
+    expect((await read()).phase).toBe('completed');
+    expect(JSON.stringify(await read())).not.toContain('internal_notes');
+    const cancelled = await driversJob();
+    const answer = await driver.post<One<Job>>('/api/driver/job/cancel', { job_id: cancelled.id, cancellation_notes: 'flat tyre' });
+    expect(answer.body.data).toEqual((await driver.get<One<Job>>(`/api/job/${cancelled.id}`)).body.data);
+  });
+
+  it('answers a return with the job as the office then reads it, less what only staff see', async () => {
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: acme.users.driver.id, internal_notes: 'staff only' });
+    await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+    const returned = await driver.post<One<Job>>('/api/driver/job/return', { job_id: job.id });
+    expect(returned.status).toBe(200);
+    const { internal_notes: _notes, stops, ...office } = (await acme.as.dispatcher.get<One<Job & { internal_notes: string }>>(`/api/job/${job.id}`)).body.data;
+    expect(_notes).toBe('staff only');
+    expect(returned.body.data).toEqual({ ...office, stops: stops.map(({ internal_notes: _n, ...stop }: Record<string, unknown>) => stop) });
+  });
+});
+
 describe('moves through /job/state by the driver', () => {
   it('answer the job as the move left it, even when the move takes it out of the driver’s view', async () => {
     const job = await driversJob();

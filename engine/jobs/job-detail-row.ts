@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../domain-error.ts';
+import { workflowById } from '../workflow/workflow.service.ts';
+import { isStaff, type JobActor } from './job-input.ts';
+import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type StopRecord } from './job-view.ts';
+
+/** A stop row and its address row, as JSON: what {@link STOPS_OF_JOB} gives per stop. */
+export type StopWithAddress = { stop: EntityRow; address: EntityRow | null };
+
+/**
+ * SQL for the stops of the job aliased `j`, in order, each with its address (`StopWithAddress[]` as JSON): the rows
+ * the detail view shows, read in the same statement as the job.
+ */
+export const STOPS_OF_JOB = `(select coalesce(json_agg(json_build_object('stop', to_jsonb(s) - 'snapshot', 'address', to_jsonb(a) - 'types') order by s.sort_order), '[]'::json)
+  from stop s left join address a on a.id = s.address_id and (a.site_id = s.site_id or a.site_id is null)
+  where s.job_id = j.id and s.site_id = j.site_id)`;
+
+/**
+ * The job, its stops (in order) and their addresses in one statement, for an actor who may see the job (as
+ * `visibleJobs` decides: staff every job of the site, a driver the jobs assigned to them, a customer their own).
+ * The same view `jobDetail` builds from three ORM queries, for the hot paths that answer with the job after a move:
+ * one round trip and no entity hydration, so it can run as the last read of a command's own transaction.
+ * `whoever: true` shows the job as the actor would see it without asking whether they may (a job a driver just gave
+ * back is no longer theirs to read, yet they are answered with it).
+ * @throws DomainError 404 when absent, deleted, another site's, or not visible to this actor
+ */
+export async function readJobDetail(em: EntityManager, siteId: string, actor: JobActor, jobId: string, whoever = false): Promise<JobData> {
+  const [visibility, params] = whoever ? ['', []] : visibleTo(actor);
+  const [row] = await em.execute<(EntityRow & { [STOPS]: StopWithAddress[] })[]>(
+    `select j.*, ${STOPS_OF_JOB} as ${STOPS} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null${visibility}`,
+    [jobId, siteId, ...params],
+  );
+  if (!row) throw DomainError.notFound('Job', jobId);
+  return detailFromRows(em, actor, row, row[STOPS]);
+}
+
+/**
+ * The detail view of rows already read (a job row, its `STOPS_OF_JOB`), as `actor` sees it; `written` stands in for
+ * the stop of the same id (the row a move just wrote, newer than the one read before it).
+ */
+export async function detailFromRows(em: EntityManager, actor: JobActor, jobRow: EntityRow, stopRows: StopWithAddress[], written?: StopRecord): Promise<JobData> {
+  const staff = isStaff(actor.role);
+  const stops = [];
+  for (const { stop, address } of stopRows) {
+    const record = written && written.id === stop.id ? written : stopFromRow(stop);
+    stops.push(toStopData(record, await workflowById(em, record.workflowId), address ? addressFromRow(address) : null, staff));
+  }
+  const job = jobFromRow(jobRow);
+  return toJobData(job, await workflowById(em, job.workflowId), stops, staff);
+}
+
+const STOPS = 'detail_stops';
+
+function visibleTo(actor: JobActor): [string, unknown[]] {
+  if (isStaff(actor.role)) return ['', []];
+  return [actor.role === 'driver' ? ' and j.driver_user_id = ?' : ' and j.customer_user_id = ?', [actor.userId]];
+}
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+/** An `address` row as JSON (snake_case) as the fields the embedded view reads. */
+function addressFromRow(row: EntityRow): AddressFields {
+  return {
+    id: String(row.id),
+    formattedName: String(row.formatted_name),
+    streetAddress: text(row.street_address),
+    streetAddress2: text(row.street_address2),
+    city: text(row.city),
+    state: text(row.state),
+    postalCode: text(row.postal_code),
+    country: text(row.country),
+    lat: Number(row.lat),
+    lng: Number(row.lng),
+  };
+}
