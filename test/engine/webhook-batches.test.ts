@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDeliveryClaims } from '../../engine/webhooks/delivery-claims.ts';
 import { batchJobId, WEBHOOKS_QUEUE, type BatchEvent } from '../../engine/webhooks/delivery-job.ts';
 import { webhookDeliveriesFor, type FanOutEvent } from '../../engine/webhooks/relay-fan-out.ts';
@@ -7,19 +7,11 @@ import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
 import { acknowledged, deliveriesOf, eventIdOf, subscribe, verifyRequest } from '../support/webhook-fixtures.ts';
-import { startWebhookHarness, type WebhookHarness } from '../support/webhook-harness.ts';
+import { useWebhookHarness } from '../support/webhook-harness.ts';
 import type { ReceivedRequest } from '../support/webhook-receiver.ts';
 
 const SECRET = randomBytes(32).toString('hex');
-const RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 };
-
-let harness: WebhookHarness;
-
-beforeAll(async () => {
-  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 10_000 });
-});
-afterEach(() => harness.closeReceivers());
-afterAll(() => harness.close());
+const harness = useWebhookHarness({ timeoutMs: 10_000 });
 
 /** How many requests the receiver saw for each event id. */
 function requestsById(received: ReceivedRequest[]): Map<string, number> {

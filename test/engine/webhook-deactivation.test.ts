@@ -1,14 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.ts';
 import { acknowledged, deactivationAudits, deliveriesOf, insertSubscription, subscribe, subscriptionRow } from '../support/webhook-fixtures.ts';
-import { startWebhookHarness, type WebhookHarness } from '../support/webhook-harness.ts';
+import { useWebhookHarness } from '../support/webhook-harness.ts';
 
 const SECRET = randomBytes(32).toString('hex');
-/** Short waits so retries play out in seconds: 25 ms doubling to 1.5 s, 8 attempts (about 3 s in all). */
-const RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 };
 
 /** `*.nxdomain.test` does not exist; `*.flaky.test` meets a resolver failure (EAI_AGAIN); other names resolve as usual. */
 const lookup: LookupFunction = (hostname, options, callback) => {
@@ -18,16 +16,10 @@ const lookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, options, callback);
 };
 
-let harness: WebhookHarness;
-
-beforeAll(async () => {
-  // Short enough that the hanging receiver's 8 timeouts play out in about 11 s; long enough that a first request (a TLS
-  // handshake with this process's own receiver) on a busy machine does not time out, which would record a retry where
-  // the tests expect one final attempt.
-  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 1000, lookup });
-});
-afterEach(() => harness.closeReceivers());
-afterAll(() => harness.close());
+// Short enough that the hanging receiver's 8 timeouts play out in about 11 s; long enough that a first request (a TLS
+// handshake with this process's own receiver) on a busy machine does not time out, which would record a retry where
+// the tests expect one final attempt.
+const harness = useWebhookHarness({ timeoutMs: 1000, lookup });
 
 describe('webhook deactivation', () => {
   it('deactivates at once on 404, 410 and an unknown host (NXDOMAIN), audited and visible; a resolver failure is retried', async () => {

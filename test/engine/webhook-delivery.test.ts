@@ -1,25 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EVENTS_QUEUE } from '../../engine/outbox/outbox-relay.ts';
 import { newId } from '../../persistence/ids.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { acknowledged, deliveriesOf, eventIdOf, subscribe, subscriptionRow, verifyRequest } from '../support/webhook-fixtures.ts';
-import { startWebhookHarness, type WebhookHarness } from '../support/webhook-harness.ts';
+import { useWebhookHarness } from '../support/webhook-harness.ts';
 
 const SECRET = randomBytes(32).toString('hex');
-/** Short waits so retries play out in seconds: 25 ms doubling to 1.5 s, 8 attempts (about 3 s in all). */
-const RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 };
-
-let harness: WebhookHarness;
-
-beforeAll(async () => {
-  // Nothing here hangs: the timeout only has to outlast a burst of concurrent requests to this process's own receiver
-  // on a busy machine (webhook-deactivation.test.ts tests timeouts).
-  harness = await startWebhookHarness({ retry: RETRY, timeoutMs: 10_000 });
-});
-afterEach(() => harness.closeReceivers());
-afterAll(() => harness.close());
+// Nothing here hangs: the timeout only has to outlast a burst of concurrent requests to this process's own receiver
+// on a busy machine (webhook-deactivation.test.ts tests timeouts).
+const harness = useWebhookHarness({ timeoutMs: 10_000 });
 
 describe('webhook delivery', () => {
   it('delivers 1,000 events once each, verifiable by the hex signature and by a Standard Webhooks library; a one-byte change fails both', async () => {

@@ -1,20 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait-for.ts';
 import { acknowledged, deactivationAudits, deliveriesOf, subscribe, subscriptionRow, verifyRequest } from '../support/webhook-fixtures.ts';
-import { startWebhookHarness, type WebhookHarness } from '../support/webhook-harness.ts';
+import { useWebhookHarness } from '../support/webhook-harness.ts';
 
 const SECRET = randomBytes(32).toString('hex');
 
-let harness: WebhookHarness;
-
-beforeAll(async () => {
-  // No Redis: the queues are the `queue_job` table, and a retry is written in the transaction that records the failure.
-  // Nothing here hangs, so the timeout only has to outlast a burst of concurrent first requests on a busy machine (a
-  // timed-out request to /gone would record a `failed` attempt before its 404).
-  harness = await startWebhookHarness({ retry: { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 }, timeoutMs: 10_000 }, { REDIS_URL: '' });
-});
-afterAll(() => harness.close());
+// No Redis: the queues are the `queue_job` table, and a retry is written in the transaction that records the failure.
+// Nothing here hangs, so the timeout only has to outlast a burst of concurrent first requests on a busy machine (a
+// timed-out request to /gone would record a `failed` attempt before its 404).
+const harness = useWebhookHarness({ timeoutMs: 10_000 }, { REDIS_URL: '' });
 
 describe('webhook delivery on the table queue (no Redis)', () => {
   it('retries through an outage without losing an event, and deactivates a 404 at once', async () => {

@@ -2,13 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { toAttachmentSettings } from '../../engine/attachments/attachment-settings.ts';
 import { S3AttachmentStorage } from '../../engine/attachments/s3-storage.ts';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { type SiteFixture } from '../support/fixtures.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
 type Failure = { code: string; fields?: { field: string }[] };
@@ -19,17 +19,20 @@ type AttachmentBody = { id: string; status: string; size: number; content_type: 
 /** A real 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
 let directory: string;
+// Registered before the sites, so it runs after their server has closed.
+afterAll(() => rm(directory, { recursive: true, force: true }));
+const sites = useTwoSites(async () => {
+  directory = await mkdtemp(path.join(tmpdir(), 'attachments-'));
+  return { ATTACHMENT_DIR: directory, ATTACHMENT_MAX_BYTES: '50000', ATTACHMENT_ALLOWED_TYPES: 'image/*,application/pdf,text/plain' };
+});
 
 /** Sends raw bytes to a signed URL on the test server (its path and query, with the site's Host). */
 function transfer(url: string, site: string, method: 'PUT' | 'GET', body?: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer; json: Record<string, unknown> }> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: server.port, method, path: `${target.pathname}${target.search}`, headers: { host: `${site}.localhost:${server.port}`, ...(body ? { 'content-length': String(body.length) } : {}), ...headers } },
+      { host: '127.0.0.1', port: sites.server.port, method, path: `${target.pathname}${target.search}`, headers: { host: `${site}.localhost:${sites.server.port}`, ...(body ? { 'content-length': String(body.length) } : {}), ...headers } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -60,72 +63,61 @@ async function readyAttachment(site: SiteFixture, as: keyof SiteFixture['as'] = 
   return attachment_id;
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'attachments-'));
-  server = await startTestServer({ ATTACHMENT_DIR: directory, ATTACHMENT_MAX_BYTES: '50000', ATTACHMENT_ALLOWED_TYPES: 'image/*,application/pdf,text/plain' });
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-});
-afterAll(async () => {
-  await server.close();
-  await rm(directory, { recursive: true, force: true });
-});
-
 describe('attachments', () => {
   it('presigns, uploads to the signed URL, confirms, attaches to a job and downloads through a signed URL', async () => {
-    const { attachment_id, upload } = await presign(acme, {}, 'dispatcher');
+    const { attachment_id, upload } = await presign(sites.acme, {}, 'dispatcher');
     expect(upload).toMatchObject({ method: 'PUT', headers: { 'Content-Type': 'image/png' } });
     expect(upload.url).toContain(`/api/attachment/upload/${attachment_id}?expires=`);
     expect(Date.parse(upload.expires_at) - Date.now()).toBeGreaterThan(800_000);
     const put = await transfer(upload.url, 'acme', 'PUT', PNG, upload.headers);
     expect([put.status, put.json]).toEqual([200, { data: { attachment_id, size: PNG.length } }]);
 
-    const confirmed = await acme.as.dispatcher.post<One<AttachmentBody>>('/api/attachment/confirm', { attachment_id });
+    const confirmed = await sites.acme.as.dispatcher.post<One<AttachmentBody>>('/api/attachment/confirm', { attachment_id });
     expect(confirmed.body.data).toMatchObject({ id: attachment_id, status: 'ready', size: PNG.length, content_type: 'image/png', file_name: 'proof.png' });
-    const job = await createJob(acme.as.dispatcher);
-    const attached = await acme.as.dispatcher.post<One<{ attachments: AttachmentBody[] }>>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
+    const job = await createJob(sites.acme.as.dispatcher);
+    const attached = await sites.acme.as.dispatcher.post<One<{ attachments: AttachmentBody[] }>>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
     expect(attached.status, attached.text).toBe(200);
     expect(attached.body.data.attachments.map((a) => a.id)).toEqual([attachment_id]);
-    const listed = await acme.as.admin.get<One<{ attachments: AttachmentBody[] }>>(`/api/job/attachments?job_id=${job.id}`);
+    const listed = await sites.acme.as.admin.get<One<{ attachments: AttachmentBody[] }>>(`/api/job/attachments?job_id=${job.id}`);
     const url = listed.body.data.attachments[0]!.remote_url!;
     const file = await transfer(url, 'acme', 'GET');
     expect(file.status).toBe(200);
     expect(file.body.equals(PNG)).toBe(true);
-    expect((await transfer(url.replace(/signature=./, 'signature=A'), 'acme', 'GET')).json.code).toBe('INVALID_SIGNATURE');
-    const audit = await acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=Attachment&entity_id=${attachment_id}`);
+    expect((await transfer(url.replace(/signature=(.)/, (_, first: string) => `signature=${first === 'A' ? 'B' : 'A'}`), 'acme', 'GET')).json.code).toBe('INVALID_SIGNATURE');
+    const audit = await sites.acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=Attachment&entity_id=${attachment_id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['confirm', 'create']);
   });
 
   it('an attachment used before confirmation is rejected', async () => {
-    const { attachment_id, upload } = await presign(acme, {}, 'dispatcher');
-    const job = await createJob(acme.as.dispatcher);
-    const early = await acme.as.dispatcher.post<Failure>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
+    const { attachment_id, upload } = await presign(sites.acme, {}, 'dispatcher');
+    const job = await createJob(sites.acme.as.dispatcher);
+    const early = await sites.acme.as.dispatcher.post<Failure>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
     expect([early.status, early.body.code, early.body.fields?.[0]?.field]).toEqual([409, 'ATTACHMENT_NOT_READY', 'attachment_ids.0']);
-    const missing = await acme.as.dispatcher.post<Failure>('/api/attachment/confirm', { attachment_id });
+    const missing = await sites.acme.as.dispatcher.post<Failure>('/api/attachment/confirm', { attachment_id });
     expect([missing.status, missing.body.code]).toEqual([409, 'UPLOAD_MISSING']);
     await transfer(upload.url, 'acme', 'PUT', PNG, upload.headers);
-    const uploadedOnly = await acme.as.dispatcher.post<Failure>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
+    const uploadedOnly = await sites.acme.as.dispatcher.post<Failure>('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment_id] });
     expect(uploadedOnly.body.code).toBe('ATTACHMENT_NOT_READY');
-    const logo = await acme.as.admin.put<Failure>('/api/branding', { logo_attachment_id: attachment_id });
+    const logo = await sites.acme.as.admin.put<Failure>('/api/branding', { logo_attachment_id: attachment_id });
     expect([logo.status, logo.body.code]).toEqual([409, 'ATTACHMENT_NOT_READY']);
-    expect((await acme.as.admin.get<One<{ attachments: unknown[] }>>(`/api/job/attachments?job_id=${job.id}`)).body.data.attachments).toEqual([]);
+    expect((await sites.acme.as.admin.get<One<{ attachments: unknown[] }>>(`/api/job/attachments?job_id=${job.id}`)).body.data.attachments).toEqual([]);
   });
 
   it('an expired upload URL is refused', async () => {
-    const { attachment_id, upload } = await presign(acme);
-    server.clock.advance(901);
+    const { attachment_id, upload } = await presign(sites.acme);
+    sites.server.clock.advance(901);
     try {
       const late = await transfer(upload.url, 'acme', 'PUT', PNG, upload.headers);
       expect([late.status, late.json.code]).toEqual([403, 'URL_EXPIRED']);
     } finally {
-      server.clock.advance(-901);
+      sites.server.clock.advance(-901);
     }
-    expect((await acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id })).body.code).toBe('UPLOAD_MISSING');
+    expect((await sites.acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id })).body.code).toBe('UPLOAD_MISSING');
   });
 
   it('a tampered URL is refused: signature, expiry, attachment id, or another site host', async () => {
-    const { attachment_id, upload } = await presign(acme);
-    const other = await presign(acme);
+    const { attachment_id, upload } = await presign(sites.acme);
+    const other = await presign(sites.acme);
     const url = new URL(upload.url);
     const expires = Number(url.searchParams.get('expires'));
     const tampered = [
@@ -142,60 +134,60 @@ describe('attachments', () => {
     expect([wrongType.status, wrongType.json.code]).toEqual([400, 'CONTENT_TYPE_MISMATCH']);
     const tooBig = await transfer(upload.url, 'acme', 'PUT', Buffer.concat([PNG, PNG]), upload.headers);
     expect([tooBig.status, tooBig.json.code]).toEqual([413, 'UPLOAD_TOO_LARGE']);
-    expect((await acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id })).body.code).toBe('UPLOAD_MISSING');
+    expect((await sites.acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id })).body.code).toBe('UPLOAD_MISSING');
   });
 
   it('confirmation checks the stored size and content', async () => {
-    const short = await presign(acme, { size: PNG.length + 10 });
+    const short = await presign(sites.acme, { size: PNG.length + 10 });
     await transfer(short.upload.url, 'acme', 'PUT', PNG, short.upload.headers);
-    const sized = await acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id: short.attachment_id });
+    const sized = await sites.acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id: short.attachment_id });
     expect([sized.status, sized.body.code]).toEqual([422, 'SIZE_MISMATCH']);
     const text = Buffer.from('this is not a png at all, just some text');
-    const fake = await presign(acme, { size: text.length });
+    const fake = await presign(sites.acme, { size: text.length });
     await transfer(fake.upload.url, 'acme', 'PUT', text, fake.upload.headers);
-    const typed = await acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id: fake.attachment_id });
+    const typed = await sites.acme.as.driver.post<Failure>('/api/attachment/confirm', { attachment_id: fake.attachment_id });
     expect([typed.status, typed.body.code]).toEqual([422, 'CONTENT_TYPE_MISMATCH']);
   });
 
   it('enforces the configured type and size limits on presign', async () => {
-    const type = await acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'a.exe', content_type: 'application/x-msdownload', size: 10 });
+    const type = await sites.acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'a.exe', content_type: 'application/x-msdownload', size: 10 });
     expect([type.status, type.body.code, type.body.fields?.[0]?.field]).toEqual([400, 'CONTENT_TYPE_NOT_ALLOWED', 'content_type']);
-    const size = await acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'big.pdf', content_type: 'application/pdf', size_bytes: 50_001 });
+    const size = await sites.acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'big.pdf', content_type: 'application/pdf', size_bytes: 50_001 });
     expect([size.status, size.body.code, size.body.fields?.[0]?.field]).toEqual([400, 'FILE_TOO_LARGE', 'size']);
-    const none = await acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'a.pdf', content_type: 'application/pdf' });
+    const none = await sites.acme.as.driver.post<Failure>('/api/attachment/presign', { file_name: 'a.pdf', content_type: 'application/pdf' });
     expect(none.body.code).toBe('SIZE_REQUIRED');
-    expect((await acme.as.driver.post('/api/attachment/presign', { file_name: 'a.gif', content_type: 'image/gif', size_bytes: 10 })).status).toBe(201);
+    expect((await sites.acme.as.driver.post('/api/attachment/presign', { file_name: 'a.gif', content_type: 'image/gif', size_bytes: 10 })).status).toBe(201);
   });
 
   it('a workflow move that requires an attachment passes only once the job has a ready one', async () => {
     type Workflow = { states: Record<string, unknown>[]; transitions: Record<string, unknown>[] };
-    const current = await globex.as.admin.get<One<Workflow>>('/api/workflow?entity_type=job');
+    const current = await sites.globex.as.admin.get<One<Workflow>>('/api/workflow?entity_type=job');
     const states = [...current.body.data.states, { key: 'proof_filed', name: 'Proof filed', phase: 'unassigned', is_initial: false, is_terminal: false }];
     const transitions = [...current.body.data.transitions, { from: 'created', to: 'proof_filed', requires: ['attachment'] }, { from: 'proof_filed', to: 'created' }];
-    expect((await globex.as.admin.put('/api/workflow', { entity_type: 'job', states, transitions })).status).toBe(200);
-    const job = await createJob(globex.as.dispatcher);
-    const proofFiled = (await stateIds(globex.as.admin, 'job')).proof_filed;
-    const refused = await globex.as.dispatcher.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
+    expect((await sites.globex.as.admin.put('/api/workflow', { entity_type: 'job', states, transitions })).status).toBe(200);
+    const job = await createJob(sites.globex.as.dispatcher);
+    const proofFiled = (await stateIds(sites.globex.as.admin, 'job')).proof_filed;
+    const refused = await sites.globex.as.dispatcher.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
     expect([refused.status, refused.body.code]).toEqual([409, 'INVALID_TRANSITION']);
 
-    const attachment = await readyAttachment(globex, 'dispatcher');
-    expect((await globex.as.dispatcher.post('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment] })).status).toBe(200);
-    const moved = await globex.as.dispatcher.post<One<{ workflow_state_id: string }>>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
+    const attachment = await readyAttachment(sites.globex, 'dispatcher');
+    expect((await sites.globex.as.dispatcher.post('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment] })).status).toBe(200);
+    const moved = await sites.globex.as.dispatcher.post<One<{ workflow_state_id: string }>>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
     expect([moved.status, moved.body.data.workflow_state_id]).toEqual([200, proofFiled]);
   });
 
   it("keeps attachments to their site and, for drivers and customers, to their uploader", async () => {
-    const id = await readyAttachment(acme, 'driver');
-    expect((await globex.as.admin.get(`/api/attachment?id=${id}`)).status).toBe(404);
-    expect((await acme.as.customer.get(`/api/attachment?id=${id}`)).status).toBe(404);
-    expect((await acme.as.admin.get<One<AttachmentBody>>(`/api/attachment?id=${id}`)).body.data.status).toBe('ready');
-    const theirJob = await createJob(globex.as.dispatcher);
-    expect((await globex.as.dispatcher.post('/api/job/attachments', { job_id: theirJob.id, attachment_ids: [id] })).status).toBe(404);
-    const ownJob = await createJob(acme.as.customer, { customer_email: undefined });
-    const foreign = await acme.as.customer.post<Failure>('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [id] });
+    const id = await readyAttachment(sites.acme, 'driver');
+    expect((await sites.globex.as.admin.get(`/api/attachment?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.customer.get(`/api/attachment?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.admin.get<One<AttachmentBody>>(`/api/attachment?id=${id}`)).body.data.status).toBe('ready');
+    const theirJob = await createJob(sites.globex.as.dispatcher);
+    expect((await sites.globex.as.dispatcher.post('/api/job/attachments', { job_id: theirJob.id, attachment_ids: [id] })).status).toBe(404);
+    const ownJob = await createJob(sites.acme.as.customer, { customer_email: undefined });
+    const foreign = await sites.acme.as.customer.post<Failure>('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [id] });
     expect([foreign.status, foreign.body.fields?.[0]?.field]).toEqual([404, 'attachment_ids.0']);
-    const mine = await readyAttachment(acme, 'customer');
-    expect((await acme.as.customer.post('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [mine] })).status).toBe(200);
+    const mine = await readyAttachment(sites.acme, 'customer');
+    expect((await sites.acme.as.customer.post('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [mine] })).status).toBe(200);
   });
 });
 

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOperator, createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { describe, expect, it } from 'vitest';
+import { createOperator, signIn } from '../support/fixtures.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type Data<T = Record<string, unknown>> = { data: T };
 type Session = { type: string; access_token: string; refresh_token: string; expires_in: number; context: { site: { subdomain: string } | null; active_profile: { role: string } | null } };
 type PreAuth = { type: string; pre_auth_token: string; profiles: { id: string; subdomain: string; role: string }[] };
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-});
-afterAll(() => server.close());
+const sites = useTwoSites();
 
 describe('sign-in', () => {
   it('gives a session with the auth context on a site host', async () => {
-    const response = await server.client('acme').post<Data<Session>>('/api/auth/signin', { email: acme.users.dispatcher.email, password: 'password-dispatcher' });
+    const response = await sites.server.client('acme').post<Data<Session>>('/api/auth/signin', { email: sites.acme.users.dispatcher.email, password: 'password-dispatcher' });
     expect(response.status).toBe(200);
     expect(response.body.data.type).toBe('session');
     expect(response.body.data.access_token).toMatch(/^dat_/);
@@ -30,10 +21,10 @@ describe('sign-in', () => {
   });
 
   it('looks the same for a wrong password, an unknown email and a user of another site', async () => {
-    const client = server.client('acme');
-    const wrong = await client.post('/api/auth/signin', { email: acme.users.admin.email, password: 'nope' });
+    const client = sites.server.client('acme');
+    const wrong = await client.post('/api/auth/signin', { email: sites.acme.users.admin.email, password: 'nope' });
     const unknown = await client.post('/api/auth/signin', { email: 'ghost@acme.example', password: 'nope' });
-    const foreign = await client.post('/api/auth/signin', { email: globex.users.admin.email, password: 'password-admin' });
+    const foreign = await client.post('/api/auth/signin', { email: sites.globex.users.admin.email, password: 'password-admin' });
     for (const response of [wrong, unknown, foreign]) {
       expect(response.status).toBe(401);
       expect(response.body).toEqual({ error: 'The email or password is wrong', code: 'INVALID_CREDENTIALS' });
@@ -41,37 +32,37 @@ describe('sign-in', () => {
   });
 
   it('gives a pre-authentication on the platform host, finished by choosing a site', async () => {
-    const response = await server.client(null).post<Data<PreAuth>>('/api/auth/signin', { email: acme.users.driver.email, password: 'password-driver' });
+    const response = await sites.server.client(null).post<Data<PreAuth>>('/api/auth/signin', { email: sites.acme.users.driver.email, password: 'password-driver' });
     expect(response.status).toBe(200);
     expect(response.body.data.type).toBe('pre_authentication');
     expect(response.body.data.profiles).toEqual([expect.objectContaining({ subdomain: 'acme', role: 'driver' })]);
-    const chosen = await server.client(null).post<Data<Session>>('/api/auth/site', {
+    const chosen = await sites.server.client(null).post<Data<Session>>('/api/auth/site', {
       pre_auth_token: response.body.data.pre_auth_token,
       profile_id: response.body.data.profiles[0]!.id,
     });
     expect(chosen.status).toBe(200);
-    const me = await server.client('acme').as({ accessToken: chosen.body.data.access_token }).get<Data<{ user: { email: string } }>>('/api/auth/me');
-    expect(me.body.data.user.email).toBe(acme.users.driver.email);
-    const reuse = await server.client(null).post('/api/auth/site', { pre_auth_token: response.body.data.pre_auth_token, profile_id: response.body.data.profiles[0]!.id });
+    const me = await sites.server.client('acme').as({ accessToken: chosen.body.data.access_token }).get<Data<{ user: { email: string } }>>('/api/auth/me');
+    expect(me.body.data.user.email).toBe(sites.acme.users.driver.email);
+    const reuse = await sites.server.client(null).post('/api/auth/site', { pre_auth_token: response.body.data.pre_auth_token, profile_id: response.body.data.profiles[0]!.id });
     expect(reuse.status).toBe(401);
   });
 
   it('gives a platform operator a platform session on the bare host', async () => {
-    const operator = await createOperator(server);
-    const session = await signIn(server.client(null), operator.email, operator.password);
-    const me = await server.client(null).as({ accessToken: session.access_token }).get<Data<{ site: unknown; user: { is_platform_operator: boolean } }>>('/api/auth/me');
+    const operator = await createOperator(sites.server);
+    const session = await signIn(sites.server.client(null), operator.email, operator.password);
+    const me = await sites.server.client(null).as({ accessToken: session.access_token }).get<Data<{ site: unknown; user: { is_platform_operator: boolean } }>>('/api/auth/me');
     expect(me.status).toBe(200);
     expect(me.body.data.site).toBeNull();
     expect(me.body.data.user.is_platform_operator).toBe(true);
-    const onSite = await server.client('acme').as({ accessToken: session.access_token }).get('/api/auth/me');
+    const onSite = await sites.server.client('acme').as({ accessToken: session.access_token }).get('/api/auth/me');
     expect(onSite.status).toBe(401);
   });
 });
 
 describe('refresh tokens', () => {
   it('rotates: the new pair works and the old refresh token is spent', async () => {
-    const client = server.client('acme');
-    const session = await signIn(client, acme.users.admin.email, 'password-admin');
+    const client = sites.server.client('acme');
+    const session = await signIn(client, sites.acme.users.admin.email, 'password-admin');
     const rotated = await client.post<Data<Session>>('/api/auth/refresh', { refresh_token: session.refresh_token });
     expect(rotated.status).toBe(200);
     expect(rotated.body.data.refresh_token).not.toBe(session.refresh_token);
@@ -80,8 +71,8 @@ describe('refresh tokens', () => {
   });
 
   it('lets exactly one of 20 parallel refreshes of one token succeed, and revokes the family on the replays', async () => {
-    const client = server.client('acme');
-    const session = await signIn(client, acme.users.admin.email, 'password-admin');
+    const client = sites.server.client('acme');
+    const session = await signIn(client, sites.acme.users.admin.email, 'password-admin');
     const responses = await Promise.all(
       Array.from({ length: 20 }, () => client.post<Data<Session>>('/api/auth/refresh', { refresh_token: session.refresh_token })),
     );
@@ -93,8 +84,8 @@ describe('refresh tokens', () => {
   });
 
   it('revokes the whole family when a rotated token is replayed', async () => {
-    const client = server.client('acme');
-    const session = await signIn(client, acme.users.admin.email, 'password-admin');
+    const client = sites.server.client('acme');
+    const session = await signIn(client, sites.acme.users.admin.email, 'password-admin');
     const rotated = await client.post<Data<Session>>('/api/auth/refresh', { refresh_token: session.refresh_token });
     const replay = await client.post('/api/auth/refresh', { refresh_token: session.refresh_token });
     expect(replay.status).toBe(401);
@@ -105,8 +96,8 @@ describe('refresh tokens', () => {
   });
 
   it("refuses a site's refresh token on another site's host", async () => {
-    const session = await signIn(server.client('acme'), acme.users.admin.email, 'password-admin');
-    const response = await server.client('globex').post('/api/auth/refresh', { refresh_token: session.refresh_token });
+    const session = await signIn(sites.server.client('acme'), sites.acme.users.admin.email, 'password-admin');
+    const response = await sites.server.client('globex').post('/api/auth/refresh', { refresh_token: session.refresh_token });
     expect(response.status).toBe(401);
     expect(response.body).toMatchObject({ code: 'INVALID_REFRESH_TOKEN' });
   });
@@ -114,10 +105,10 @@ describe('refresh tokens', () => {
 
 describe('session lifetime', () => {
   it('expires access tokens after ACCESS_TOKEN_TTL_SECONDS', async () => {
-    const client = server.client('acme');
-    const session = await signIn(client, acme.users.customer.email, 'password-customer');
+    const client = sites.server.client('acme');
+    const session = await signIn(client, sites.acme.users.customer.email, 'password-customer');
     expect((await client.as({ accessToken: session.access_token }).get('/api/auth/me')).status).toBe(200);
-    server.clock.advance(901);
+    sites.server.clock.advance(901);
     const expired = await client.as({ accessToken: session.access_token }).get('/api/auth/me');
     expect(expired.status).toBe(401);
     expect(expired.body).toMatchObject({ code: 'TOKEN_EXPIRED' });
@@ -126,8 +117,8 @@ describe('session lifetime', () => {
   });
 
   it('signs out: the access and refresh tokens stop working at once', async () => {
-    const client = server.client('acme');
-    const session = await signIn(client, acme.users.admin.email, 'password-admin');
+    const client = sites.server.client('acme');
+    const session = await signIn(client, sites.acme.users.admin.email, 'password-admin');
     expect((await client.as({ accessToken: session.access_token }).post('/api/auth/signout')).status).toBe(200);
     expect((await client.as({ accessToken: session.access_token }).get('/api/auth/me')).status).toBe(401);
     expect((await client.post('/api/auth/refresh', { refresh_token: session.refresh_token })).status).toBe(401);
@@ -138,28 +129,28 @@ describe('password reset', () => {
   type Mail = { recipient: string; body: string };
 
   async function mailbox(recipient: string): Promise<Mail[]> {
-    const operator = await createOperator(server, `op-${Date.now()}@platform.example`);
-    const session = await signIn(server.client(null), operator.email, operator.password);
-    const response = await server.client(null).as({ accessToken: session.access_token }).get<{ data: Mail[] }>(`/api/mailbox?site_id=${acme.site.id}&recipient=${recipient}`);
+    const operator = await createOperator(sites.server, `op-${Date.now()}@platform.example`);
+    const session = await signIn(sites.server.client(null), operator.email, operator.password);
+    const response = await sites.server.client(null).as({ accessToken: session.access_token }).get<{ data: Mail[] }>(`/api/mailbox?site_id=${sites.acme.site.id}&recipient=${recipient}`);
     return response.body.data;
   }
 
   it('answers the same for a known and an unknown email, and only mails the known one', async () => {
-    const client = server.client('acme');
-    const known = await client.post('/api/auth/password/reset', { email: acme.users.customer.email });
+    const client = sites.server.client('acme');
+    const known = await client.post('/api/auth/password/reset', { email: sites.acme.users.customer.email });
     const unknown = await client.post('/api/auth/password/reset', { email: 'nobody@acme.example' });
     expect(known.status).toBe(202);
     expect(unknown.status).toBe(202);
     expect(known.body).toEqual(unknown.body);
-    expect(await mailbox(acme.users.customer.email)).toHaveLength(1);
+    expect(await mailbox(sites.acme.users.customer.email)).toHaveLength(1);
     expect(await mailbox('nobody@acme.example')).toHaveLength(0);
   });
 
   it('sets a new password with the mailed token and ends the old sessions', async () => {
-    const client = server.client('acme');
-    const old = await signIn(client, acme.users.dispatcher.email, 'password-dispatcher');
-    await client.post('/api/auth/password/reset', { email: acme.users.dispatcher.email });
-    const [mail] = await mailbox(acme.users.dispatcher.email);
+    const client = sites.server.client('acme');
+    const old = await signIn(client, sites.acme.users.dispatcher.email, 'password-dispatcher');
+    await client.post('/api/auth/password/reset', { email: sites.acme.users.dispatcher.email });
+    const [mail] = await mailbox(sites.acme.users.dispatcher.email);
     const token = /dtk_[A-Za-z0-9_-]+/.exec(mail!.body)![0];
     const short = await client.post('/api/auth/password/confirm', { token, new_password: 'short' });
     expect(short.status).toBe(400);
@@ -167,8 +158,8 @@ describe('password reset', () => {
     const confirmed = await client.post('/api/auth/password/confirm', { token, new_password: 'a much better password' });
     expect(confirmed.status).toBe(200);
     expect((await client.as({ accessToken: old.access_token }).get('/api/auth/me')).status).toBe(401);
-    expect((await client.post('/api/auth/signin', { email: acme.users.dispatcher.email, password: 'password-dispatcher' })).status).toBe(401);
-    await signIn(client, acme.users.dispatcher.email, 'a much better password');
+    expect((await client.post('/api/auth/signin', { email: sites.acme.users.dispatcher.email, password: 'password-dispatcher' })).status).toBe(401);
+    await signIn(client, sites.acme.users.dispatcher.email, 'a much better password');
     const reused = await client.post('/api/auth/password/confirm', { token, new_password: 'another password' });
     expect(reused.status).toBe(401);
   });

@@ -2,9 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
 type Failure = { code: string; fields?: { field: string }[] };
@@ -14,16 +13,19 @@ type Presigned = { attachment_id: string; upload: { url: string; headers: Record
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
 let directory: string;
+// Registered before the sites, so it runs after their server has closed.
+afterAll(() => rm(directory, { recursive: true, force: true }));
+const sites = useTwoSites(async () => {
+  directory = await mkdtemp(path.join(tmpdir(), 'branding-'));
+  return { ATTACHMENT_DIR: directory };
+});
 
 function put(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: server.port, method: 'PUT', path: `${target.pathname}${target.search}`, headers: { host: `acme.localhost:${server.port}`, 'content-length': String(body.length), ...headers } },
+      { host: '127.0.0.1', port: sites.server.port, method: 'PUT', path: `${target.pathname}${target.search}`, headers: { host: `acme.localhost:${sites.server.port}`, 'content-length': String(body.length), ...headers } },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -35,58 +37,47 @@ function put(url: string, body: Buffer, headers: Record<string, string>): Promis
 }
 
 async function uploaded(fileName: string, contentType: string, body: Buffer): Promise<string> {
-  const presigned = await acme.as.admin.post<One<Presigned>>('/api/attachment/presign', { file_name: fileName, content_type: contentType, size: body.length, purpose: 'logo' });
+  const presigned = await sites.acme.as.admin.post<One<Presigned>>('/api/attachment/presign', { file_name: fileName, content_type: contentType, size: body.length, purpose: 'logo' });
   const { attachment_id, upload } = presigned.body.data;
   expect(await put(upload.url, body, upload.headers)).toBe(200);
-  expect((await acme.as.admin.post('/api/attachment/confirm', { attachment_id })).status).toBe(200);
+  expect((await sites.acme.as.admin.post('/api/attachment/confirm', { attachment_id })).status).toBe(200);
   return attachment_id;
 }
 
-beforeAll(async () => {
-  directory = await mkdtemp(path.join(tmpdir(), 'branding-'));
-  server = await startTestServer({ ATTACHMENT_DIR: directory });
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-});
-afterAll(async () => {
-  await server.close();
-  await rm(directory, { recursive: true, force: true });
-});
-
 describe('branding', () => {
   it('reads a blank branding before any is set, without a credential', async () => {
-    const response = await server.client('acme').get<One<Branding>>('/api/branding');
+    const response = await sites.server.client('acme').get<One<Branding>>('/api/branding');
     expect(response.status).toBe(200);
-    expect(response.body.data).toMatchObject({ site_id: acme.site.id, site_name: 'acme', company_name: null, logo_url: null });
+    expect(response.body.data).toMatchObject({ site_id: sites.acme.site.id, site_name: 'acme', company_name: null, logo_url: null });
   });
 
   it('updates three-state, sets a ready image as logo with a signed URL, and audits each change', async () => {
     const logo = await uploaded('logo.png', 'image/png', PNG);
-    const set = await acme.as.admin.put<One<Branding>>('/api/branding', { company_name: 'Acme Couriers', app_name: 'Acme Go', primary_color: '#1A73E8', support_email: 'help@acme.example', logo_attachment_id: logo });
+    const set = await sites.acme.as.admin.put<One<Branding>>('/api/branding', { company_name: 'Acme Couriers', app_name: 'Acme Go', primary_color: '#1A73E8', support_email: 'help@acme.example', logo_attachment_id: logo });
     expect(set.status, set.text).toBe(200);
     expect(set.body.data).toMatchObject({ company_name: 'Acme Couriers', app_name: 'Acme Go', primary_color: '#1A73E8', logo_attachment_id: logo });
     expect(set.body.data.logo_url).toContain(`/api/attachment/file/${logo}?expires=`);
 
-    const partial = await acme.as.admin.put<One<Branding>>('/api/branding', { app_name: null, primary_color: '#000000' });
+    const partial = await sites.acme.as.admin.put<One<Branding>>('/api/branding', { app_name: null, primary_color: '#000000' });
     expect(partial.body.data).toMatchObject({ company_name: 'Acme Couriers', app_name: null, primary_color: '#000000', support_email: 'help@acme.example', logo_attachment_id: logo });
-    const read = await acme.as.driver.get<One<Branding>>('/api/branding');
+    const read = await sites.acme.as.driver.get<One<Branding>>('/api/branding');
     expect(read.body.data).toMatchObject({ company_name: 'Acme Couriers', primary_color: '#000000' });
-    const audit = await acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=SiteBranding&entity_id=${acme.site.id}`);
+    const audit = await sites.acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=SiteBranding&entity_id=${sites.acme.site.id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update']);
 
-    const removed = await acme.as.admin.put<One<Branding>>('/api/branding', { logo_attachment_id: null });
+    const removed = await sites.acme.as.admin.put<One<Branding>>('/api/branding', { logo_attachment_id: null });
     expect(removed.body.data).toMatchObject({ logo_attachment_id: null, logo_url: null });
   });
 
   it('refuses bad colours, a logo that is not an image, non-admins, and leaves other sites alone', async () => {
-    const colour = await acme.as.admin.put<Failure>('/api/branding', { primary_color: 'blue' });
+    const colour = await sites.acme.as.admin.put<Failure>('/api/branding', { primary_color: 'blue' });
     expect(colour.status).toBe(400);
     const pdf = await uploaded('logo.pdf', 'application/pdf', PDF);
-    const notImage = await acme.as.admin.put<Failure>('/api/branding', { logo_attachment_id: pdf });
+    const notImage = await sites.acme.as.admin.put<Failure>('/api/branding', { logo_attachment_id: pdf });
     expect([notImage.status, notImage.body.code]).toEqual([422, 'LOGO_NOT_IMAGE']);
-    expect((await acme.as.dispatcher.put('/api/branding', { company_name: 'Nope' })).status).toBe(403);
-    const foreignLogo = await globex.as.admin.put<Failure>('/api/branding', { logo_attachment_id: pdf });
+    expect((await sites.acme.as.dispatcher.put('/api/branding', { company_name: 'Nope' })).status).toBe(403);
+    const foreignLogo = await sites.globex.as.admin.put<Failure>('/api/branding', { logo_attachment_id: pdf });
     expect([foreignLogo.status, foreignLogo.body.fields?.[0]?.field]).toEqual([404, 'logo_attachment_id']);
-    expect((await globex.as.admin.get<One<Branding>>('/api/branding')).body.data).toMatchObject({ site_name: 'globex', company_name: null });
+    expect((await sites.globex.as.admin.get<One<Branding>>('/api/branding')).body.data).toMatchObject({ site_name: 'globex', company_name: null });
   });
 });

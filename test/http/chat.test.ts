@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, ROLES, signIn, type SiteFixture, type SiteRole } from '../support/fixtures.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROLES, signIn, type SiteRole } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T> = { data: T };
 type Many<T> = { data: T[]; meta: { pagination: { totalItems: number } } };
@@ -12,56 +12,50 @@ type Room = {
   participants: { user_id: string; user: { display_name: string } }[]; created_by_user_id: string;
 };
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+const sites = useTwoSites();
 let as: Record<SiteRole, ApiClient>;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
   as = {} as Record<SiteRole, ApiClient>;
   for (const role of ROLES) {
-    const { access_token } = await signIn(server.client('acme'), acme.users[role].email, acme.users[role].password);
-    as[role] = server.client('acme').as({ accessToken: access_token });
+    const { access_token } = await signIn(sites.server.client('acme'), sites.acme.users[role].email, sites.acme.users[role].password);
+    as[role] = sites.server.client('acme').as({ accessToken: access_token });
   }
 });
-afterAll(() => server.close());
 
 describe('chat rooms', () => {
   it('finds or creates one direct room per pair, however many open it at once', async () => {
-    const opened = await Promise.all(Array.from({ length: 6 }, () => as.driver.post<One<Room>>('/api/chat/room', { recipient_id: acme.users.dispatcher.id })));
+    const opened = await Promise.all(Array.from({ length: 6 }, () => as.driver.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.dispatcher.id })));
     expect(opened.map((r) => r.status)).toEqual(Array(6).fill(200));
     expect(new Set(opened.map((r) => r.body.data.id)).size).toBe(1);
-    const fromOtherSide = await as.dispatcher.post<One<Room>>('/api/chat/room', { recipient_id: acme.users.driver.id, room_type: 'direct' });
+    const fromOtherSide = await as.dispatcher.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.driver.id, room_type: 'direct' });
     expect(fromOtherSide.body.data.id).toBe(opened[0]!.body.data.id);
     expect(fromOtherSide.body.data).toMatchObject({ room_type: 'direct', unread_count: 0, last_message: null });
-    expect(fromOtherSide.body.data.participants.map((p) => p.user_id).sort()).toEqual([acme.users.dispatcher.id, acme.users.driver.id].sort());
+    expect(fromOtherSide.body.data.participants.map((p) => p.user_id).sort()).toEqual([sites.acme.users.dispatcher.id, sites.acme.users.driver.id].sort());
   });
 
   it('keeps rooms private to participants and to the site', async () => {
-    const room = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: acme.users.admin.id })).body.data;
+    const room = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.admin.id })).body.data;
     expect((await as.customer.get<Failure>(`/api/chat/room?id=${room.id}`)).status).toBe(404);
     expect((await as.customer.post<Failure>('/api/chat/message', { room_id: room.id, content: 'let me in' })).status).toBe(404);
     expect((await as.customer.get<Failure>(`/api/chat/message/search?room_id=${room.id}`)).status).toBe(404);
-    const crossSite = await as.driver.post<Failure>('/api/chat/room', { recipient_id: globex.users.driver.id });
+    const crossSite = await as.driver.post<Failure>('/api/chat/room', { recipient_id: sites.globex.users.driver.id });
     expect(crossSite.status).toBe(404);
     expect(crossSite.text).toContain('recipient_id');
-    expect((await globex.as.admin.get<Failure>(`/api/chat/room?id=${room.id}`)).status).toBe(404);
+    expect((await sites.globex.as.admin.get<Failure>(`/api/chat/room?id=${room.id}`)).status).toBe(404);
     expect((await as.driver.post<Failure>('/api/chat/room', { room_type: 'direct' })).body.code).toBe('ROOM_RECIPIENT_REQUIRED');
   });
 
   it('grows standard rooms, but not direct ones', async () => {
-    const group = (await as.dispatcher.post<One<Room>>('/api/chat/room', { room_type: 'standard', name: 'Night shift', recipient_id: acme.users.driver.id })).body.data;
-    expect(group).toMatchObject({ name: 'Night shift', room_type: 'standard', created_by_user_id: acme.users.dispatcher.id });
-    const grown = await as.driver.post<One<Room>>('/api/chat/participant', { room_id: group.id, user_id: acme.users.admin.id });
+    const group = (await as.dispatcher.post<One<Room>>('/api/chat/room', { room_type: 'standard', name: 'Night shift', recipient_id: sites.acme.users.driver.id })).body.data;
+    expect(group).toMatchObject({ name: 'Night shift', room_type: 'standard', created_by_user_id: sites.acme.users.dispatcher.id });
+    const grown = await as.driver.post<One<Room>>('/api/chat/participant', { room_id: group.id, user_id: sites.acme.users.admin.id });
     expect(grown.body.data.participants).toHaveLength(3);
-    expect((await as.driver.send<Failure>('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${acme.users.admin.id}`)).status).toBe(403);
-    expect((await as.dispatcher.send('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${acme.users.admin.id}`)).status).toBe(200);
+    expect((await as.driver.send<Failure>('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${sites.acme.users.admin.id}`)).status).toBe(403);
+    expect((await as.dispatcher.send('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${sites.acme.users.admin.id}`)).status).toBe(200);
     expect((await as.admin.get<Failure>(`/api/chat/room?id=${group.id}`)).status).toBe(404);
-    const direct = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: acme.users.dispatcher.id })).body.data;
-    const refused = await as.driver.post<Failure>('/api/chat/participant', { room_id: direct.id, user_id: acme.users.admin.id });
+    const direct = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.dispatcher.id })).body.data;
+    const refused = await as.driver.post<Failure>('/api/chat/participant', { room_id: direct.id, user_id: sites.acme.users.admin.id });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('ROOM_MEMBERS_FIXED');
   });
@@ -69,9 +63,9 @@ describe('chat rooms', () => {
 
 describe('chat messages', () => {
   it('counts unread messages per participant, shows the last one, and clears on read', async () => {
-    const sent = await as.customer.post<One<Message>>('/api/chat/message', { recipient_id: acme.users.dispatcher.id, content: 'Where is my parcel?' });
+    const sent = await as.customer.post<One<Message>>('/api/chat/message', { recipient_id: sites.acme.users.dispatcher.id, content: 'Where is my parcel?' });
     expect(sent.status).toBe(201);
-    expect(sent.body.data).toMatchObject({ type: 'text', sender_user_id: acme.users.customer.id, content: 'Where is my parcel?' });
+    expect(sent.body.data).toMatchObject({ type: 'text', sender_user_id: sites.acme.users.customer.id, content: 'Where is my parcel?' });
     await as.customer.post('/api/chat/message', { room_id: sent.body.data.room_id, content: 'Order 1234' });
 
     const mine = await as.customer.get<One<Room>>(`/api/chat/room?id=${sent.body.data.room_id}`);
@@ -87,14 +81,14 @@ describe('chat messages', () => {
     const history = await as.customer.get<Many<Message>>(`/api/chat/message/search?room_id=${sent.body.data.room_id}`);
     expect(history.body.data.map((m) => m.content)).toEqual(['On its way', 'Order 1234', 'Where is my parcel?']);
     expect(history.body.data[0]!.sender?.display_name).toBeTruthy();
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=ChatMessage&entity_id=${sent.body.data.id}`);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=ChatMessage&entity_id=${sent.body.data.id}`);
     expect(audit.body.data.map((r) => r.action)).toEqual(['create']);
   });
 
   it('refuses attachments that are not confirmed, and changes nothing', async () => {
     const presigned = await as.driver.post<One<{ attachment_id: string }>>('/api/attachment/presign', { file_name: 'proof.png', content_type: 'image/png', size: 68 });
     expect(presigned.status).toBe(201);
-    const room = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: acme.users.admin.id })).body.data;
+    const room = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.admin.id })).body.data;
     const refused = await as.driver.post<Failure>('/api/chat/message', { room_id: room.id, content: 'proof', attachment_ids: [presigned.body.data.attachment_id] });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('ATTACHMENT_NOT_READY');
@@ -105,7 +99,7 @@ describe('chat messages', () => {
 
   it('answers in an assistant room that no assistant is connected yet', async () => {
     const room = (await as.dispatcher.post<One<Room>>('/api/chat/room', { room_type: 'assistant' })).body.data;
-    expect(room.participants.map((p) => p.user_id)).toEqual([acme.users.dispatcher.id]);
+    expect(room.participants.map((p) => p.user_id)).toEqual([sites.acme.users.dispatcher.id]);
     await as.dispatcher.post('/api/chat/message', { room_id: room.id, content: 'Which drivers are late?' });
     const history = await as.dispatcher.get<Many<Message>>(`/api/chat/message/search?room_id=${room.id}`);
     expect(history.body.data.map((m) => m.type)).toEqual(['system', 'text']);

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { describe, expect, it } from 'vitest';
+import { type SiteFixture } from '../support/fixtures.ts';
 import { createJob } from '../support/job-fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
 type Many<T = Record<string, unknown>> = { data: T[]; meta: { pagination: { totalItems: number } } };
@@ -22,9 +22,7 @@ type Metrics = { active_in_range: number; new_in_range: number; total_customers:
 const PARIS = { street_address: '10 Rue de Rivoli', city: 'Paris', point: { lat: 48.8556, lng: 2.3522 } };
 const LYON = { street_address: '1 Place Bellecour', city: 'Lyon', point: { lat: 45.7578, lng: 4.832 } };
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+const sites = useTwoSites();
 
 async function addCustomer(site: SiteFixture, body: Record<string, unknown>): Promise<Customer> {
   const response = await site.as.dispatcher.post<One<Customer>>('/api/customer', body);
@@ -42,104 +40,97 @@ async function metrics(site: SiteFixture, from: Date, to: Date): Promise<Metrics
   return response.body.data;
 }
 
-beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-});
-afterAll(() => server.close());
-
 describe('customers', () => {
   it('creates a customer; home_address_id wins over home_address; the creation is audited', async () => {
-    const lyon = await address(acme, LYON);
-    const customer = await addCustomer(acme, { email: 'Ann@Example.com', first_name: 'Ann', last_name: 'Lee', phone: '+33612345678', home_address: PARIS, home_address_id: lyon });
+    const lyon = await address(sites.acme, LYON);
+    const customer = await addCustomer(sites.acme, { email: 'Ann@Example.com', first_name: 'Ann', last_name: 'Lee', phone: '+33612345678', home_address: PARIS, home_address_id: lyon });
     expect(customer).toMatchObject({ email: 'ann@example.com', first_name: 'Ann', home_address_id: lyon, home_address: { id: lyon, city: 'Lyon' }, is_active: true, custom_fields: {} });
-    const inline = await addCustomer(acme, { email: 'bob@example.com', home_address: PARIS });
+    const inline = await addCustomer(sites.acme, { email: 'bob@example.com', home_address: PARIS });
     expect(inline.home_address).toMatchObject({ city: 'Paris' });
-    const again = await acme.as.dispatcher.post<Failure>('/api/customer', { email: 'ann@example.com' });
+    const again = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: 'ann@example.com' });
     expect([again.status, again.body.code]).toEqual([409, 'CUSTOMER_EXISTS']);
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Customer&entity_id=${customer.id}`);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Customer&entity_id=${customer.id}`);
     expect(audit.body.data.map((r) => r.action)).toEqual(['create']);
-    expect((await acme.as.driver.post('/api/customer', { email: 'x@example.com' })).status).toBe(403);
+    expect((await sites.acme.as.driver.post('/api/customer', { email: 'x@example.com' })).status).toBe(403);
   });
 
   it('updates only the supplied fields; home_address_id "" clears, omitted keeps, and wins over home_address', async () => {
-    const lyon = await address(acme, LYON);
-    const customer = await addCustomer(acme, { email: 'cara@example.com', first_name: 'Cara', last_name: 'Diaz', phone: '+33600000001', home_address_id: lyon });
-    const renamed = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, first_name: 'Carla' });
+    const lyon = await address(sites.acme, LYON);
+    const customer = await addCustomer(sites.acme, { email: 'cara@example.com', first_name: 'Cara', last_name: 'Diaz', phone: '+33600000001', home_address_id: lyon });
+    const renamed = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, first_name: 'Carla' });
     expect(renamed.body.data).toMatchObject({ first_name: 'Carla', last_name: 'Diaz', phone: '+33600000001', email: 'cara@example.com', home_address_id: lyon });
 
-    const cleared = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, phone: null, home_address_id: '' });
+    const cleared = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, phone: null, home_address_id: '' });
     expect(cleared.body.data).toMatchObject({ first_name: 'Carla', phone: null, home_address_id: null, home_address: null });
 
-    const both = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, home_address: PARIS, home_address_id: lyon });
+    const both = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, home_address: PARIS, home_address_id: lyon });
     expect(both.body.data.home_address_id).toBe(lyon);
-    const inline = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, home_address: PARIS });
+    const inline = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, home_address: PARIS });
     expect(inline.body.data.home_address).toMatchObject({ city: 'Paris' });
-    const kept = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, last_name: 'Diaz-Ruiz' });
+    const kept = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, last_name: 'Diaz-Ruiz' });
     expect(kept.body.data).toMatchObject({ home_address_id: inline.body.data.home_address_id, first_name: 'Carla', last_name: 'Diaz-Ruiz' });
 
-    const deactivated = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, is_active: false });
+    const deactivated = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: customer.id, is_active: false });
     expect(deactivated.body.data).toMatchObject({ is_active: false, last_name: 'Diaz-Ruiz' });
-    const search = await acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=cara');
+    const search = await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=cara');
     expect(search.body.data).toEqual([]);
-    expect((await acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=cara&is_active=false')).body.data.map((c) => c.id)).toEqual([customer.id]);
+    expect((await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=cara&is_active=false')).body.data.map((c) => c.id)).toEqual([customer.id]);
 
-    const unknown = await acme.as.dispatcher.put<Failure>('/api/customer', { id: customer.id, home_address_id: 'adr_nope' });
+    const unknown = await sites.acme.as.dispatcher.put<Failure>('/api/customer', { id: customer.id, home_address_id: 'adr_nope' });
     expect(unknown.status).toBe(404);
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Customer&entity_id=${customer.id}`);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Customer&entity_id=${customer.id}`);
     expect(audit.body.data.filter((r) => r.action === 'update').length).toBe(6);
   });
 
   it("another site's customer is 404 to read, update and search", async () => {
-    const theirs = await addCustomer(globex, { email: 'gina@globex.example', first_name: 'Gina' });
-    expect((await acme.as.dispatcher.get(`/api/customer?id=${theirs.id}`)).status).toBe(404);
-    expect((await acme.as.dispatcher.put('/api/customer', { id: theirs.id, first_name: 'Hacked' })).status).toBe(404);
-    expect((await acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=gina')).body.data).toEqual([]);
-    expect((await globex.as.dispatcher.get<One<Customer>>(`/api/customer?id=${theirs.id}`)).body.data.first_name).toBe('Gina');
+    const theirs = await addCustomer(sites.globex, { email: 'gina@globex.example', first_name: 'Gina' });
+    expect((await sites.acme.as.dispatcher.get(`/api/customer?id=${theirs.id}`)).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: theirs.id, first_name: 'Hacked' })).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=gina')).body.data).toEqual([]);
+    expect((await sites.globex.as.dispatcher.get<One<Customer>>(`/api/customer?id=${theirs.id}`)).body.data.first_name).toBe('Gina');
     // a staff user of acme is not an acme customer either
-    expect((await acme.as.dispatcher.get(`/api/customer?id=${acme.users.driver.id}`)).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.get(`/api/customer?id=${sites.acme.users.driver.id}`)).status).toBe(404);
   });
 
   it('validates, stores and searches customer custom fields', async () => {
-    const made = await acme.as.admin.post<One<{ id: string }>>('/api/customfield', { entity_type: 'customer', key: 'tier', label: 'Tier', data_type: 'select', is_required: true, options: [{ value: 'gold' }, { value: 'silver' }] });
-    const missing = await acme.as.dispatcher.post<Failure>('/api/customer', { email: 'dan@example.com' });
+    const made = await sites.acme.as.admin.post<One<{ id: string }>>('/api/customfield', { entity_type: 'customer', key: 'tier', label: 'Tier', data_type: 'select', is_required: true, options: [{ value: 'gold' }, { value: 'silver' }] });
+    const missing = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: 'dan@example.com' });
     expect([missing.status, missing.body.code, missing.body.fields?.[0]?.field]).toEqual([400, 'CUSTOM_FIELD_REQUIRED', 'custom_fields.tier']);
-    const wrong = await acme.as.dispatcher.post<Failure>('/api/customer', { email: 'dan@example.com', custom_fields: { tier: 'bronze' } });
+    const wrong = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: 'dan@example.com', custom_fields: { tier: 'bronze' } });
     expect([wrong.status, wrong.body.code]).toEqual([400, 'INVALID_OPTION']);
-    expect((await acme.as.dispatcher.get<Many>('/api/customer/search?q=dan@')).body.data).toEqual([]);
-    const dan = await addCustomer(acme, { email: 'dan@example.com', custom_fields: { tier: 'gold' } });
+    expect((await sites.acme.as.dispatcher.get<Many>('/api/customer/search?q=dan@')).body.data).toEqual([]);
+    const dan = await addCustomer(sites.acme, { email: 'dan@example.com', custom_fields: { tier: 'gold' } });
     expect(dan.custom_fields).toEqual({ tier: 'gold' });
-    await addCustomer(acme, { email: 'eve@example.com', custom_fields: { tier: 'silver' } });
-    const gold = await acme.as.dispatcher.get<Many<Customer>>(`/api/customer/search?custom_fields=${encodeURIComponent('{"tier":"gold"}')}`);
+    await addCustomer(sites.acme, { email: 'eve@example.com', custom_fields: { tier: 'silver' } });
+    const gold = await sites.acme.as.dispatcher.get<Many<Customer>>(`/api/customer/search?custom_fields=${encodeURIComponent('{"tier":"gold"}')}`);
     expect(gold.body.data.map((c) => c.email)).toEqual(['dan@example.com']);
-    const changed = await acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: dan.id, custom_fields: { tier: 'silver' } });
+    const changed = await sites.acme.as.dispatcher.put<One<Customer>>('/api/customer', { id: dan.id, custom_fields: { tier: 'silver' } });
     expect(changed.body.data.custom_fields).toEqual({ tier: 'silver' });
-    await acme.as.admin.put('/api/customfield', { id: made.body.data.id, is_active: false });
+    await sites.acme.as.admin.put('/api/customfield', { id: made.body.data.id, is_active: false });
   });
 
   it('reports metrics over a time range: active, new, total and cancellation rate', async () => {
     const start = new Date();
-    const before = await metrics(acme, new Date(start.getTime() - 3_600_000), start);
+    const before = await metrics(sites.acme, new Date(start.getTime() - 3_600_000), start);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const c1 = await addCustomer(acme, { email: 'm1@example.com' });
-    const c2 = await addCustomer(acme, { email: 'm2@example.com' });
-    const first = await createJob(acme.as.dispatcher, { customer_user_id: c1.id, customer_email: undefined });
-    await createJob(acme.as.dispatcher, { customer_user_id: c1.id, customer_email: undefined });
-    await createJob(acme.as.dispatcher, { customer_user_id: c2.id, customer_email: undefined });
-    const cancelled = await acme.as.dispatcher.post<{ succeeded: string[] }>('/api/job/bulk/cancel', { ids: [first.id] });
+    const c1 = await addCustomer(sites.acme, { email: 'm1@example.com' });
+    const c2 = await addCustomer(sites.acme, { email: 'm2@example.com' });
+    const first = await createJob(sites.acme.as.dispatcher, { customer_user_id: c1.id, customer_email: undefined });
+    await createJob(sites.acme.as.dispatcher, { customer_user_id: c1.id, customer_email: undefined });
+    await createJob(sites.acme.as.dispatcher, { customer_user_id: c2.id, customer_email: undefined });
+    const cancelled = await sites.acme.as.dispatcher.post<{ succeeded: string[] }>('/api/job/bulk/cancel', { ids: [first.id] });
     expect(cancelled.body.succeeded).toEqual([first.id]);
     const end = new Date(Date.now() + 60_000);
 
-    expect(await metrics(acme, start, end)).toMatchObject({
+    expect(await metrics(sites.acme, start, end)).toMatchObject({
       active_in_range: 2,
       new_in_range: 2,
       total_customers: before.total_customers + 2,
       customer_cancellation_rate: 0.3333,
     });
-    expect(await metrics(acme, new Date(start.getTime() - 7_200_000), new Date(start.getTime() - 3_600_000))).toMatchObject({ active_in_range: 0, new_in_range: 0, customer_cancellation_rate: 0 });
-    expect(await metrics(globex, start, end)).toMatchObject({ active_in_range: 0, customer_cancellation_rate: 0 });
-    const reversed = await acme.as.dispatcher.get<Failure>(`/api/customer/metrics?from=${end.toISOString()}&to=${start.toISOString()}`);
+    expect(await metrics(sites.acme, new Date(start.getTime() - 7_200_000), new Date(start.getTime() - 3_600_000))).toMatchObject({ active_in_range: 0, new_in_range: 0, customer_cancellation_rate: 0 });
+    expect(await metrics(sites.globex, start, end)).toMatchObject({ active_in_range: 0, customer_cancellation_rate: 0 });
+    const reversed = await sites.acme.as.dispatcher.get<Failure>(`/api/customer/metrics?from=${end.toISOString()}&to=${start.toISOString()}`);
     expect([reversed.status, reversed.body.code]).toEqual([400, 'INVALID_RANGE']);
   });
 });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { signIn } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T> = { data: T };
 type Many<T> = { data: T[]; meta: { pagination: { totalItems: number } } };
@@ -15,17 +15,15 @@ type Earning = {
 };
 type Totals = { job_count: number; total_amount_cents: number; total_cents: number; total_tip_cents: number };
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+const sites = useTwoSites();
 let driver: ApiClient;
 let jobStates: Record<string, string>;
 let stopStates: Record<string, string>;
 
 /** A job done end to end by the fixture's driver (priced by a service type and an option), and its earning once recorded. */
 async function completeJob(extra: Record<string, unknown> = {}): Promise<Earning> {
-  const job = await createJob(acme.as.dispatcher, { driver_user_id: acme.users.driver.id, ...extra });
-  await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+  const job = await createJob(sites.acme.as.dispatcher, { driver_user_id: sites.acme.users.driver.id, ...extra });
+  await sites.acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
   for (const stop of job.stops) {
     for (const state of ['en_route', 'arrived', 'completed']) {
       const moved = await driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
@@ -37,7 +35,7 @@ async function completeJob(extra: Record<string, unknown> = {}): Promise<Earning
 
 async function waitForEarning(jobId: string): Promise<Earning> {
   for (let i = 0; i < 100; i += 1) {
-    const found = await acme.as.dispatcher.get<Many<Earning>>(`/api/earnings/search?job_id=${jobId}`);
+    const found = await sites.acme.as.dispatcher.get<Many<Earning>>(`/api/earnings/search?job_id=${jobId}`);
     if (found.body.data[0]) return found.body.data[0];
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -45,32 +43,28 @@ async function waitForEarning(jobId: string): Promise<Earning> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-  jobStates = await stateIds(acme.as.admin, 'job');
-  stopStates = await stateIds(acme.as.admin, 'stop');
-  const { access_token } = await signIn(server.client('acme'), acme.users.driver.email, acme.users.driver.password);
-  driver = server.client('acme').as({ accessToken: access_token });
+  jobStates = await stateIds(sites.acme.as.admin, 'job');
+  stopStates = await stateIds(sites.acme.as.admin, 'stop');
+  const { access_token } = await signIn(sites.server.client('acme'), sites.acme.users.driver.email, sites.acme.users.driver.password);
+  driver = sites.server.client('acme').as({ accessToken: access_token });
 });
-afterAll(() => server.close());
 
 describe('earnings rules', () => {
   it('makes the first rule the default, moves the default on request, and keeps exactly one under concurrency', async () => {
-    const first = await acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Standard', components: [{ type: 'base', rate: 4 }, { type: 'per_distance_unit', rate: 1 }, { type: 'per_stop', rate: 0.5 }, { type: 'percentage_of_job', rate: 10 }] });
+    const first = await sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Standard', components: [{ type: 'base', rate: 4 }, { type: 'per_distance_unit', rate: 1 }, { type: 'per_stop', rate: 0.5 }, { type: 'percentage_of_job', rate: 10 }] });
     expect(first.status).toBe(201);
     expect(first.body.data).toMatchObject({ is_default: true, is_active: true, minimum_amount: null });
     const contenders = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: `Contender ${i}`, components: [{ type: 'base', rate: i + 1 }], is_default: true })),
+      Array.from({ length: 8 }, (_, i) => sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: `Contender ${i}`, components: [{ type: 'base', rate: i + 1 }], is_default: true })),
     );
     expect(contenders.every((r) => r.status === 201)).toBe(true);
-    const defaults = await acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search?is_default=true');
+    const defaults = await sites.acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search?is_default=true');
     expect(defaults.body.data).toHaveLength(1);
     // Back to the first rule, for the jobs below.
-    const back = await acme.as.admin.put<One<Rule>>('/api/earnings/rule', { id: first.body.data.id, is_default: true });
+    const back = await sites.acme.as.admin.put<One<Rule>>('/api/earnings/rule', { id: first.body.data.id, is_default: true });
     expect(back.body.data.is_default).toBe(true);
-    expect((await acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search?is_default=true')).body.data.map((r) => r.id)).toEqual([first.body.data.id]);
-    const refused = await acme.as.admin.put<Failure>('/api/earnings/rule', { id: first.body.data.id, is_active: false });
+    expect((await sites.acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search?is_default=true')).body.data.map((r) => r.id)).toEqual([first.body.data.id]);
+    const refused = await sites.acme.as.admin.put<Failure>('/api/earnings/rule', { id: first.body.data.id, is_active: false });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('DEFAULT_RULE_REQUIRED');
   });
@@ -84,24 +78,24 @@ describe('earnings rules', () => {
       [{ name: 'X', components: [{ type: 'percentage_of_job', rate: 150 }] }, 'rate'],
       [{ name: 'X', components: [{ type: 'base', rate: 1 }], minimum_amount: 10, maximum_amount: 5 }, 'minimum_amount'],
     ];
-    const before = (await acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems;
+    const before = (await sites.acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems;
     for (const [body, field] of cases) {
-      const response = await acme.as.admin.post<Failure>('/api/earnings/rule', body);
+      const response = await sites.acme.as.admin.post<Failure>('/api/earnings/rule', body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.text).toContain(field);
     }
-    expect((await acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems).toBe(before);
-    expect((await acme.as.driver.post('/api/earnings/rule', { name: 'Mine', components: [{ type: 'base', rate: 100 }] })).status).toBe(403);
-    expect((await globex.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems).toBe(0);
+    expect((await sites.acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems).toBe(before);
+    expect((await sites.acme.as.driver.post('/api/earnings/rule', { name: 'Mine', components: [{ type: 'base', rate: 100 }] })).status).toBe(403);
+    expect((await sites.globex.as.admin.get<Many<Rule>>('/api/earnings/rule/search')).body.meta.pagination.totalItems).toBe(0);
   });
 });
 
 describe('driver earnings', () => {
   it('pays a completed job once, with a breakdown from its price, distance and stops that sums to the amount', async () => {
-    const service = await acme.as.admin.post<One<{ id: string }>>('/api/servicetype', { name: 'Express', base_price_cents: 2500 });
-    const option = await acme.as.admin.post<One<{ id: string }>>('/api/option', { name: 'Fragile', price_cents: 500 });
+    const service = await sites.acme.as.admin.post<One<{ id: string }>>('/api/servicetype', { name: 'Express', base_price_cents: 2500 });
+    const option = await sites.acme.as.admin.post<One<{ id: string }>>('/api/option', { name: 'Fragile', price_cents: 500 });
     const earning = await completeJob({ service_type_id: service.body.data.id, option_ids: [option.body.data.id] });
-    expect(earning).toMatchObject({ driver_user_id: acme.users.driver.id, job_actual_price_cents: 3000, job_stop_count: 2, currency: acme.site.currency, tip_amount_cents: 0 });
+    expect(earning).toMatchObject({ driver_user_id: sites.acme.users.driver.id, job_actual_price_cents: 3000, job_stop_count: 2, currency: sites.acme.site.currency, tip_amount_cents: 0 });
     // Rivoli to Montaigne: 3.7 km as the crow flies, more by road.
     expect(earning.job_distance_meters).toBeGreaterThan(3700);
     const byType = Object.fromEntries(earning.component_breakdown.map((line) => [line.component_type, line]));
@@ -115,42 +109,42 @@ describe('driver earnings', () => {
 
   it('adds tips, totals per driver and per period, and shows a driver only their own', async () => {
     const earning = await completeJob();
-    const tipped = await acme.as.dispatcher.post<One<Earning>>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 250 });
+    const tipped = await sites.acme.as.dispatcher.post<One<Earning>>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 250 });
     expect(tipped.body.data).toMatchObject({ tip_amount_cents: 250, total_amount_cents: earning.amount_cents + 250 });
-    await acme.as.dispatcher.post('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 50 });
+    await sites.acme.as.dispatcher.post('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 50 });
 
-    const all = await acme.as.dispatcher.get<Many<Earning>>('/api/earnings/search');
+    const all = await sites.acme.as.dispatcher.get<Many<Earning>>('/api/earnings/search');
     const expected = all.body.data.reduce((sum, e) => sum + e.amount_cents, 0);
-    const summary = await acme.as.dispatcher.get<One<(Totals & { driver_user_id: string })[]>>('/api/earnings/summary');
-    expect(summary.body.data).toEqual([{ driver_user_id: acme.users.driver.id, job_count: all.body.data.length, total_amount_cents: expected, total_tip_cents: 300, total_cents: expected + 300 }]);
+    const summary = await sites.acme.as.dispatcher.get<One<(Totals & { driver_user_id: string })[]>>('/api/earnings/summary');
+    expect(summary.body.data).toEqual([{ driver_user_id: sites.acme.users.driver.id, job_count: all.body.data.length, total_amount_cents: expected, total_tip_cents: 300, total_cents: expected + 300 }]);
 
-    const today = new Intl.DateTimeFormat('en-CA', { timeZone: acme.site.timezone }).format(new Date());
-    const days = await acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=day');
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: sites.acme.site.timezone }).format(new Date());
+    const days = await sites.acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=day');
     expect(days.body.data).toEqual([{ period: today, job_count: all.body.data.length, total_amount_cents: expected, total_tip_cents: 300, total_cents: expected + 300 }]);
-    const months = await acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=month');
+    const months = await sites.acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=month');
     expect(months.body.data[0]!.period).toBe(today.slice(0, 7));
-    const weeks = await acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=week');
+    const weeks = await sites.acme.as.dispatcher.get<One<(Totals & { period: string })[]>>('/api/earnings/timeseries?period=week');
     expect(weeks.body.data[0]!.period).toMatch(/^\d{4}-W\d{2}$/);
 
     // Another driver's filter is ignored for a driver: they see their own.
     const own = await driver.get<Many<Earning>>('/api/earnings/search?driver_user_id=usr_someone_else');
     expect(own.body.data.length).toBe(all.body.data.length);
-    const created = await acme.as.admin.post<One<{ id: string }>>('/api/user', { email: 'idle.driver@acme.example', password: 'idle-driver-pw', role: 'driver' });
-    const { access_token } = await signIn(server.client('acme'), 'idle.driver@acme.example', 'idle-driver-pw');
-    const idle = server.client('acme').as({ accessToken: access_token });
+    const created = await sites.acme.as.admin.post<One<{ id: string }>>('/api/user', { email: 'idle.driver@acme.example', password: 'idle-driver-pw', role: 'driver' });
+    const { access_token } = await signIn(sites.server.client('acme'), 'idle.driver@acme.example', 'idle-driver-pw');
+    const idle = sites.server.client('acme').as({ accessToken: access_token });
     expect((await idle.get<Many<Earning>>('/api/earnings/search')).body.data).toEqual([]);
     expect((await idle.get<One<Totals[]>>('/api/earnings/summary')).body.data).toEqual([]);
     expect(created.status).toBe(201);
 
-    expect((await globex.as.admin.get<Many<Earning>>('/api/earnings/search')).body.data).toEqual([]);
-    expect((await globex.as.admin.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 100 })).status).toBe(404);
-    expect((await acme.as.dispatcher.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 0 })).status).toBe(400);
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=DriverEarning&entity_id=${earning.id}`);
+    expect((await sites.globex.as.admin.get<Many<Earning>>('/api/earnings/search')).body.data).toEqual([]);
+    expect((await sites.globex.as.admin.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 100 })).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 0 })).status).toBe(400);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=DriverEarning&entity_id=${earning.id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update', 'update']);
   });
 
   it('clamps a job to the rule minimum', async () => {
-    const rule = await acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Guaranteed', components: [{ type: 'per_stop', rate: 1 }], minimum_amount: 8.5, maximum_amount: 30, is_default: true });
+    const rule = await sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Guaranteed', components: [{ type: 'per_stop', rate: 1 }], minimum_amount: 8.5, maximum_amount: 30, is_default: true });
     expect(rule.body.data).toMatchObject({ is_default: true, minimum_amount: 8.5, maximum_amount: 30 });
     const earning = await completeJob();
     expect(earning.amount_cents).toBe(850);

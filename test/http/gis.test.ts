@@ -1,8 +1,7 @@
 import polyline from '@mapbox/polyline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRecordedEngine, type RecordedEngine } from '../fixtures/mapping/recorded-engine.ts';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T> = { data: T };
 type Failure = { code: string; error: string; fields?: { field: string }[]; details?: Record<string, unknown> };
@@ -46,22 +45,14 @@ const BASTILLE = { lat: 48.853312, lng: 2.369182 };
 const DEPARTURE = '2026-11-21T08:00:00.000Z';
 const seconds = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 1000;
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+// The recorded engine runs on loopback, which only tests may let a site's integration dial.
+const sites = useTwoSites({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
 let engine: RecordedEngine;
 
 beforeAll(async () => {
-  // The recorded engine runs on loopback, which only tests may let a site's integration dial.
-  server = await startTestServer({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
   engine = await startRecordedEngine({ '/route/v1/': { fixture: 'osrm-route.json' }, '/table/v1/': { fixture: 'osrm-table.json' } });
 });
-afterAll(async () => {
-  await engine.close();
-  await server.close();
-});
+afterAll(() => engine.close());
 
 const routeBody = {
   origin: CONCORDE,
@@ -75,7 +66,7 @@ const routeBody = {
 
 describe('POST /gis/route', () => {
   it('answers distance, duration, legs between stops, clock times with stop durations and a polyline', async () => {
-    const response = await acme.as.dispatcher.post<One<Route>>('/api/gis/route', routeBody);
+    const response = await sites.acme.as.dispatcher.post<One<Route>>('/api/gis/route', routeBody);
     expect(response.status).toBe(200);
     const route = response.body.data;
     expect(route).toMatchObject({ provider: 'offline', geometry_is_estimate: true, stop_duration_seconds: 300, waypoint_order: ['louvre', 'rivoli'], optimized: false, departure_time: DEPARTURE });
@@ -94,26 +85,26 @@ describe('POST /gis/route', () => {
   });
 
   it('departs now by default (the server clock) and is open to drivers', async () => {
-    const before = server.clock.now().getTime();
-    const response = await acme.as.driver.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE });
+    const before = sites.server.clock.now().getTime();
+    const response = await sites.acme.as.driver.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE });
     expect(response.status).toBe(200);
     const departure = Date.parse(response.body.data.departure_time);
     expect(departure).toBeGreaterThanOrEqual(before);
-    expect(departure).toBeLessThanOrEqual(server.clock.now().getTime());
+    expect(departure).toBeLessThanOrEqual(sites.server.clock.now().getTime());
     expect(response.body.data.legs).toHaveLength(1);
   });
 
   it('orders the waypoints between the fixed origin and destination when asked to optimize', async () => {
     const body = { origin: CONCORDE, destination: BASTILLE, waypoints: [{ id: 'rivoli', ...RIVOLI }, { id: 'louvre', ...LOUVRE }], options: { optimize: true } };
-    const response = await acme.as.dispatcher.post<One<Route>>('/api/gis/route', body);
+    const response = await sites.acme.as.dispatcher.post<One<Route>>('/api/gis/route', body);
     expect(response.body.data).toMatchObject({ optimized: true, waypoint_order: ['louvre', 'rivoli'] });
-    const asGiven = await acme.as.dispatcher.post<One<Route>>('/api/gis/route', { ...body, options: {} });
+    const asGiven = await sites.acme.as.dispatcher.post<One<Route>>('/api/gis/route', { ...body, options: {} });
     expect(asGiven.body.data).toMatchObject({ optimized: false, waypoint_order: ['rivoli', 'louvre'] });
     expect(response.body.data.distance_meters).toBeLessThan(asGiven.body.data.distance_meters);
   });
 
   it('refuses customers', async () => {
-    expect((await acme.as.customer.post<Failure>('/api/gis/route', routeBody)).status).toBe(403);
+    expect((await sites.acme.as.customer.post<Failure>('/api/gis/route', routeBody)).status).toBe(403);
   });
 
   it.each<[string, Record<string, unknown>, string, string]>([
@@ -125,7 +116,7 @@ describe('POST /gis/route', () => {
     ['a waypoint id used twice', { origin: CONCORDE, destination: BASTILLE, waypoints: [{ id: 'a', ...RIVOLI }, { id: 'a', ...LOUVRE }] }, 'DUPLICATE_WAYPOINT_ID', 'waypoints.1.id'],
     ['avoid features the offline provider cannot honour', { origin: CONCORDE, destination: BASTILLE, options: { avoid_features: ['toll'] } }, 'UNSUPPORTED_AVOID_FEATURES', 'options.avoid_features'],
   ])('refuses %s with 400 naming the field', async (_, body, code, field) => {
-    const response = await acme.as.dispatcher.post<Failure>('/api/gis/route', body);
+    const response = await sites.acme.as.dispatcher.post<Failure>('/api/gis/route', body);
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(code);
     expect(response.body.fields?.map((f) => f.field)).toContain(field);
@@ -147,7 +138,7 @@ const sequenceBody = {
 
 describe('POST /gis/sequence', () => {
   it('schedules every waypoint with arrival, wait, service and departure, and reports infeasible windows', async () => {
-    const response = await acme.as.dispatcher.post<One<Sequence>>('/api/gis/sequence', sequenceBody);
+    const response = await sites.acme.as.dispatcher.post<One<Sequence>>('/api/gis/sequence', sequenceBody);
     expect(response.status).toBe(200);
     const plan = response.body.data;
     expect(plan.provider).toBe('offline');
@@ -170,7 +161,7 @@ describe('POST /gis/sequence', () => {
     const marais = { id: 'marais', lat: 48.8589, lng: 2.3622 };
     for (const optimize_for of ['time', 'distance']) {
       const body = { start: CONCORDE, end: BASTILLE, departure_time: DEPARTURE, optimize_for, waypoints: [marais, { id: 'rivoli', ...RIVOLI }, { id: 'louvre', ...LOUVRE }] };
-      const plan = (await acme.as.driver.post<One<Sequence>>('/api/gis/sequence', body)).body.data;
+      const plan = (await sites.acme.as.driver.post<One<Sequence>>('/api/gis/sequence', body)).body.data;
       expect(plan.optimized).toBe(true);
       expect(plan.waypoints.map((w) => w.id)).toEqual(['louvre', 'rivoli', 'marais']);
       expect(plan.infeasible_waypoint_ids).toEqual([]);
@@ -185,7 +176,7 @@ describe('POST /gis/sequence', () => {
     ['a malformed access window', { ...sequenceBody, waypoints: [{ id: 'a', ...RIVOLI }, { id: 'b', ...LOUVRE, access_window: '9h-11h' }] }, 'INVALID_ACCESS_WINDOW', 'waypoints.1.access_window'],
     ['a waypoint id used twice', { ...sequenceBody, waypoints: [{ id: 'a', ...RIVOLI }, { id: 'a', ...LOUVRE }] }, 'DUPLICATE_WAYPOINT_ID', 'waypoints.1.id'],
   ])('refuses %s with 400 naming the field', async (_, body, code, field) => {
-    const response = await acme.as.dispatcher.post<Failure>('/api/gis/sequence', body);
+    const response = await sites.acme.as.dispatcher.post<Failure>('/api/gis/sequence', body);
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(code);
     expect(response.body.fields?.map((f) => f.field)).toContain(field);
@@ -193,24 +184,24 @@ describe('POST /gis/sequence', () => {
 });
 
 const connectOsrm = (config: Record<string, unknown>) =>
-  acme.as.admin.put<unknown>('/api/integration?integration_key=osrm', { config: { base_url: engine.baseUrl, ...config }, is_active: true });
+  sites.acme.as.admin.put<unknown>('/api/integration?integration_key=osrm', { config: { base_url: engine.baseUrl, ...config }, is_active: true });
 
 describe("the site's mapping integration", () => {
   it('routes through the OSRM engine a site connected, while another site stays offline', async () => {
     const connected = await connectOsrm({ timeout_ms: 1_000 });
     expect(connected.status).toBe(200);
-    const response = await acme.as.dispatcher.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE, waypoints: [{ id: 'rivoli', ...RIVOLI }], options: { departure_time: DEPARTURE, avoid_features: ['toll'] } });
+    const response = await sites.acme.as.dispatcher.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE, waypoints: [{ id: 'rivoli', ...RIVOLI }], options: { departure_time: DEPARTURE, avoid_features: ['toll'] } });
     expect(response.status).toBe(200);
     expect(response.body.data).toMatchObject({ provider: 'osrm', geometry_is_estimate: false, distance_meters: 3750.3, duration_seconds: 499 });
     expect(polyline.decode(response.body.data.geometry)).toHaveLength(14);
     expect(engine.requests.at(-1)!.searchParams.get('exclude')).toBe('toll');
-    expect((await globex.as.dispatcher.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE })).body.data.provider).toBe('offline');
+    expect((await sites.globex.as.dispatcher.post<One<Route>>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE })).body.data.provider).toBe('offline');
   });
 
   it("sequences with the engine's duration matrix, one table call for start, waypoints and end", async () => {
     await connectOsrm({ timeout_ms: 1_000 });
     engine.answer('/table/v1/', { fixture: 'osrm-table-3x3.json' });
-    const response = await acme.as.dispatcher.post<One<Sequence>>('/api/gis/sequence', {
+    const response = await sites.acme.as.dispatcher.post<One<Sequence>>('/api/gis/sequence', {
       start: CONCORDE,
       end: BASTILLE,
       departure_time: DEPARTURE,
@@ -226,7 +217,7 @@ describe("the site's mapping integration", () => {
     await connectOsrm({ timeout_ms: 300 });
     engine.answer('/route/v1/', { hang: true });
     const started = performance.now();
-    const response = await acme.as.dispatcher.post<Failure>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE });
+    const response = await sites.acme.as.dispatcher.post<Failure>('/api/gis/route', { origin: CONCORDE, destination: BASTILLE });
     expect(performance.now() - started).toBeLessThan(300 + 500);
     expect(response.status).toBe(502);
     expect(response.body).toMatchObject({ code: 'MAPPING_PROVIDER_ERROR', error: 'mapping provider osrm failed: no answer within 300 ms' });

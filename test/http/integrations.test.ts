@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activeIntegration } from '../../engine/integrations/active-integration.ts';
 import { ConnectStateSigner } from '../../engine/integrations/connect-state.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { type SiteFixture } from '../support/fixtures.ts';
 import { ADMIN_URL } from '../support/postgres.ts';
 import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type ConfigField = { name: string; type: string; required: boolean; secret: boolean };
 type Available = { key: string; category: string; features: { has_onboarding: boolean }; config_schema: ConfigField[]; is_default: boolean };
@@ -15,22 +15,14 @@ type SiteIntegration = { id: string; integration_key: string; category: string; 
 type ErrorBody = { code: string; fields?: { field: string }[] };
 
 const SMTP_PASSWORD = 'planted-smtp-password-4c1d9e';
-let server: TestServer;
+// Loopback allowed so the connect check reaches the local SMTP server (refused in production).
+const sites = useTwoSites({ LOG_LEVEL: 'trace', WEBHOOK_ALLOW_LOOPBACK: 'true' });
 let smtp: SmtpReceiver;
-let acme: SiteFixture;
-let globex: SiteFixture;
 
 beforeAll(async () => {
-  // Loopback allowed so the connect check reaches the local SMTP server (refused in production).
-  server = await startTestServer({ LOG_LEVEL: 'trace', WEBHOOK_ALLOW_LOOPBACK: 'true' });
   smtp = await startSmtpReceiver({ username: 'dispatch', password: SMTP_PASSWORD });
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
 });
-afterAll(async () => {
-  await smtp.close();
-  await server.close();
-});
+afterAll(() => smtp.close());
 
 const smtpConfig = (password = SMTP_PASSWORD) => ({ host: '127.0.0.1', port: smtp.port, username: 'dispatch', password, from_address: 'dispatch@acme.example' });
 const put = (site: SiteFixture, key: string, body: unknown) =>
@@ -38,7 +30,7 @@ const put = (site: SiteFixture, key: string, body: unknown) =>
 
 describe('integration catalog', () => {
   it('lists every category of the spec with its providers and config schemas, secret fields typed password', async () => {
-    const response = await acme.as.admin.get<{ data: Available[] }>('/api/integration/available');
+    const response = await sites.acme.as.admin.get<{ data: Available[] }>('/api/integration/available');
     expect(response.status).toBe(200);
     const categories = new Set(response.body.data.map((p) => p.category));
     expect([...categories].sort()).toEqual(['ai', 'email', 'mapping', 'notification', 'payments', 'push', 'sms', 'streaming']);
@@ -52,83 +44,83 @@ describe('integration catalog', () => {
     expect(byKey.slack!.features.has_onboarding).toBe(true);
     expect(byKey.mailbox!.is_default).toBe(true);
     expect(byKey.offline!.is_default).toBe(true);
-    const sms = await acme.as.admin.get<{ data: Available[] }>('/api/integration/available?category=sms');
+    const sms = await sites.acme.as.admin.get<{ data: Available[] }>('/api/integration/available?category=sms');
     expect(sms.body.data.map((p) => p.key)).toEqual(['sms_outbox', 'twilio']);
   });
 
   it('is for admins only', async () => {
-    expect((await acme.as.dispatcher.get('/api/integration/available')).status).toBe(403);
-    expect((await acme.as.customer.get('/api/integration')).status).toBe(403);
+    expect((await sites.acme.as.dispatcher.get('/api/integration/available')).status).toBe(403);
+    expect((await sites.acme.as.customer.get('/api/integration')).status).toBe(403);
   });
 });
 
 describe('site integration config', () => {
   it('is validated against the provider schema: 400 naming the field, and nothing is stored', async () => {
-    const badPort = await put(acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), auth_token: 't', from_number: 'not a number' } });
+    const badPort = await put(sites.acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), auth_token: 't', from_number: 'not a number' } });
     expect(badPort.status).toBe(400);
     expect(badPort.body).toMatchObject({ code: 'INVALID_INTEGRATION_CONFIG', fields: [{ field: 'config.from_number' }] });
-    const missing = await put(acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), from_number: '+15551234567' } });
+    const missing = await put(sites.acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), from_number: '+15551234567' } });
     expect(missing.body.fields).toEqual([expect.objectContaining({ field: 'config.auth_token' })]);
-    const unknown = await put(acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), auth_token: 't', from_number: '+15551234567', colour: 'red' } });
+    const unknown = await put(sites.acme, 'twilio', { config: { account_sid: 'AC' + '0'.repeat(32), auth_token: 't', from_number: '+15551234567', colour: 'red' } });
     expect(unknown.body.fields).toEqual([expect.objectContaining({ field: 'config.colour' })]);
-    const notInCatalog = await put(acme, 'carrier-pigeon', { config: {} });
+    const notInCatalog = await put(sites.acme, 'carrier-pigeon', { config: {} });
     expect(notInCatalog.status).toBe(404);
-    expect((await acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=twilio')).body.data).toEqual([]);
+    expect((await sites.acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=twilio')).body.data).toEqual([]);
   });
 
   it('keeps a secret when omitted, replaces it when given, removes it with "" unless required', async () => {
-    const created = await put(acme, 'stripe', { config: { client_id: 'ca_1', secret_key: 'sk_test_first_value' } });
+    const created = await put(sites.acme, 'stripe', { config: { client_id: 'ca_1', secret_key: 'sk_test_first_value' } });
     expect(created.status).toBe(200);
     expect(created.body.data.config).toEqual({ client_id: 'ca_1', has_secret_key: true });
-    const kept = await put(acme, 'stripe', { config: { client_id: 'ca_2', has_secret_key: true } });
+    const kept = await put(sites.acme, 'stripe', { config: { client_id: 'ca_2', has_secret_key: true } });
     expect(kept.body.data.config).toMatchObject({ client_id: 'ca_2', has_secret_key: true });
-    const removeRequired = await put(acme, 'stripe', { config: { secret_key: '' } });
+    const removeRequired = await put(sites.acme, 'stripe', { config: { secret_key: '' } });
     expect(removeRequired.status).toBe(400);
     expect(removeRequired.body.fields).toEqual([expect.objectContaining({ field: 'config.secret_key' })]);
-    const full = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
-      await put(acme, 'stripe', { config: { secret_key: 'sk_test_second_value' }, is_active: true });
-      return activeIntegration(em, server.services.crypto, acme.site.id, 'payments');
+    const full = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, async (em) => {
+      await put(sites.acme, 'stripe', { config: { secret_key: 'sk_test_second_value' }, is_active: true });
+      return activeIntegration(em, sites.server.services.crypto, sites.acme.site.id, 'payments');
     });
     expect(full).toMatchObject({ provider: 'stripe', config: { client_id: 'ca_2', secret_key: 'sk_test_second_value' } });
-    await put(acme, 'stripe', { is_active: false });
+    await put(sites.acme, 'stripe', { is_active: false });
   });
 
   it('allows one active provider per category: activating another deactivates the previous, concurrently too', async () => {
-    await put(acme, 'osrm', { config: { base_url: 'https://osrm.example.com' } });
-    await put(acme, 'nominatim', { config: { base_url: 'https://nominatim.example.com' } });
+    await put(sites.acme, 'osrm', { config: { base_url: 'https://osrm.example.com' } });
+    await put(sites.acme, 'nominatim', { config: { base_url: 'https://nominatim.example.com' } });
     const keys = ['offline', 'osrm', 'nominatim'];
-    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => put(acme, keys[i % 3]!, { is_active: true })));
+    const results = await Promise.all(Array.from({ length: 9 }, (_, i) => put(sites.acme, keys[i % 3]!, { is_active: true })));
     expect(results.map((r) => r.status)).toEqual(Array(9).fill(200));
-    const mapping = await acme.as.admin.get<{ data: SiteIntegration[] }>('/api/integration?category=mapping');
+    const mapping = await sites.acme.as.admin.get<{ data: SiteIntegration[] }>('/api/integration?category=mapping');
     expect(mapping.body.data).toHaveLength(3);
     expect(mapping.body.data.filter((i) => i.is_active)).toHaveLength(1);
-    const deactivations = await acme.as.admin.get<{ data: unknown[] }>('/api/audit/search?entity_type=Integration&action=update');
+    const deactivations = await sites.acme.as.admin.get<{ data: unknown[] }>('/api/audit/search?entity_type=Integration&action=update');
     expect(deactivations.body.data.length).toBeGreaterThanOrEqual(8);
   });
 
   it('gives server-side code the active mapping provider with its secret decrypted', async () => {
-    const response = await put(acme, 'osrm', { config: { base_url: 'https://osrm.example.com', api_key: 'osrm-key-planted-77' }, is_active: true });
+    const response = await put(sites.acme, 'osrm', { config: { base_url: 'https://osrm.example.com', api_key: 'osrm-key-planted-77' }, is_active: true });
     expect(response.body.data.config).toEqual({ base_url: 'https://osrm.example.com', timeout_ms: 5000, has_api_key: true });
-    const resolved = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
-      activeIntegration(em, server.services.crypto, acme.site.id, 'mapping'),
+    const resolved = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) =>
+      activeIntegration(em, sites.server.services.crypto, sites.acme.site.id, 'mapping'),
     );
     expect(resolved).toMatchObject({ provider: 'osrm', config: { base_url: 'https://osrm.example.com', timeout_ms: 5000, api_key: 'osrm-key-planted-77' } });
-    const none = await inTenantScope(server.services.db.orm, { siteId: globex.site.id }, (em) =>
-      activeIntegration(em, server.services.crypto, globex.site.id, 'mapping'),
+    const none = await inTenantScope(sites.server.services.db.orm, { siteId: sites.globex.site.id }, (em) =>
+      activeIntegration(em, sites.server.services.crypto, sites.globex.site.id, 'mapping'),
     );
     expect(none).toBeNull();
   });
 
   it("is the site's own: another site sees none of it and can delete none of it", async () => {
-    expect((await globex.as.admin.get<{ data: unknown[] }>('/api/integration')).body.data).toEqual([]);
-    expect((await globex.as.admin.send('DELETE', '/api/integration?integration_key=osrm')).status).toBe(404);
-    expect((await acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=osrm')).body.data).toHaveLength(1);
+    expect((await sites.globex.as.admin.get<{ data: unknown[] }>('/api/integration')).body.data).toEqual([]);
+    expect((await sites.globex.as.admin.send('DELETE', '/api/integration?integration_key=osrm')).status).toBe(404);
+    expect((await sites.acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=osrm')).body.data).toHaveLength(1);
   });
 });
 
 describe('connect flow', () => {
   it('answers an OAuth provider with an authorization URL whose signed state names the site; a tampered state fails', async () => {
-    const response = await acme.as.admin.post<{ data: { integration_data: SiteIntegration; provider_response: { connect_url: string; redirect_url: string } } }>(
+    const response = await sites.acme.as.admin.post<{ data: { integration_data: SiteIntegration; provider_response: { connect_url: string; redirect_url: string } } }>(
       '/api/integration/connect',
       { integration_key: 'slack', config: { client_id: 'slack-client', client_secret: 'slack-secret-planted-31' } },
     );
@@ -139,21 +131,21 @@ describe('connect flow', () => {
     expect(url.origin + url.pathname).toBe('https://slack.com/oauth/v2/authorize');
     expect(url.searchParams.get('client_id')).toBe('slack-client');
     expect(url.searchParams.get('redirect_uri')).toBe(provider.redirect_url);
-    const signer = new ConnectStateSigner(server.services.config.secretKey);
+    const signer = new ConnectStateSigner(sites.server.services.config.secretKey);
     const state = url.searchParams.get('state')!;
-    expect(signer.verify(state, server.services.clock.now())).toMatchObject({ site_id: acme.site.id, integration_id: integration.id });
+    expect(signer.verify(state, sites.server.services.clock.now())).toMatchObject({ site_id: sites.acme.site.id, integration_id: integration.id });
     const [body, mac] = state.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), site_id: globex.site.id })).toString('base64url');
-    expect(() => signer.verify(`${forged}.${mac}`, server.services.clock.now())).toThrow(/not a state this server signed/);
-    expect(() => signer.verify(state, new Date(server.services.clock.now().getTime() + 16 * 60_000))).toThrow(/expired/);
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), site_id: sites.globex.site.id })).toString('base64url');
+    expect(() => signer.verify(`${forged}.${mac}`, sites.server.services.clock.now())).toThrow(/not a state this server signed/);
+    expect(() => signer.verify(state, new Date(sites.server.services.clock.now().getTime() + 16 * 60_000))).toThrow(/expired/);
   });
 
   it('logs in to an SMTP server and activates it; a wrong password is 422 and leaves it inactive', async () => {
-    const wrong = await acme.as.admin.post<ErrorBody & { error: string }>('/api/integration/connect', { integration_key: 'smtp', config: smtpConfig('wrong-password') });
+    const wrong = await sites.acme.as.admin.post<ErrorBody & { error: string }>('/api/integration/connect', { integration_key: 'smtp', config: smtpConfig('wrong-password') });
     expect(wrong.status).toBe(422);
     expect(wrong.body.code).toBe('INTEGRATION_CHECK_FAILED');
-    expect((await acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=smtp')).body.data).toEqual([]);
-    const right = await acme.as.admin.post<{ data: { integration_data: SiteIntegration; provider_response: { connect_url: null } } }>(
+    expect((await sites.acme.as.admin.get<{ data: unknown[] }>('/api/integration?integration_key=smtp')).body.data).toEqual([]);
+    const right = await sites.acme.as.admin.post<{ data: { integration_data: SiteIntegration; provider_response: { connect_url: null } } }>(
       '/api/integration/connect',
       { integration_key: 'smtp', config: smtpConfig() },
     );
@@ -163,7 +155,7 @@ describe('connect flow', () => {
   });
 
   it('refuses an SMTP host on a private network (the platform must not dial its own network)', async () => {
-    const response = await acme.as.admin.post<ErrorBody>('/api/integration/connect', { integration_key: 'smtp', config: { ...smtpConfig(), host: '10.0.0.5' } });
+    const response = await sites.acme.as.admin.post<ErrorBody>('/api/integration/connect', { integration_key: 'smtp', config: { ...smtpConfig(), host: '10.0.0.5' } });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('SMTP_HOST_NOT_ALLOWED');
   });
@@ -172,18 +164,18 @@ describe('connect flow', () => {
 describe('integration secrets', () => {
   it('appear in no response, log line, audit record or database column in plain text', async () => {
     const planted = ['planted-smtp-password-4c1d9e', 'sk_test_second_value', 'osrm-key-planted-77', 'slack-secret-planted-31'];
-    await put(acme, 'smtp', { config: { from_name: 'Acme dispatch' } });
+    await put(sites.acme, 'smtp', { config: { from_name: 'Acme dispatch' } });
     const responses = [
-      await acme.as.admin.get('/api/integration'),
-      await put(acme, 'smtp', { config: { password: SMTP_PASSWORD } }),
-      await acme.as.admin.get('/api/audit/search?entity_type=Integration&per_page=100'),
+      await sites.acme.as.admin.get('/api/integration'),
+      await put(sites.acme, 'smtp', { config: { password: SMTP_PASSWORD } }),
+      await sites.acme.as.admin.get('/api/audit/search?entity_type=Integration&per_page=100'),
     ];
     expect(responses[2]!.text).toContain('encrypted_fields');
     const url = new URL(ADMIN_URL);
-    url.pathname = `/${server.database}`;
+    url.pathname = `/${sites.server.database}`;
     const { stdout: dump } = await promisify(execFile)('pg_dump', ['--data-only', url.toString()], { maxBuffer: 64 * 1024 * 1024 });
     expect(dump).toContain('dispatch@acme.example');
-    const logs = server.logs.join('');
+    const logs = sites.server.logs.join('');
     expect(logs).toContain('integration.update');
     for (const secret of planted) {
       for (const response of responses) expect(response.text).not.toContain(secret);

@@ -1,39 +1,33 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PaymentMethodSchema } from '../../persistence/entities/payment-method.entity.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import type { ApiClient } from '../support/http-client.ts';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { signIn } from '../support/fixtures.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type Method = { id: string; customer_id: string; provider: string; brand: string; last4: string; exp_month: number; exp_year: number; is_default: boolean };
 type Created = { data: Method; code?: string; fields?: { field: string }[] };
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+const sites = useTwoSites();
 let customer: ApiClient;
 let otherCustomer: { id: string; client: ApiClient };
 
 beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-  const session = await signIn(server.client('acme'), acme.users.customer.email, acme.users.customer.password);
-  customer = server.client('acme').as({ accessToken: session.access_token });
-  const other = await acme.as.admin.post<{ data: { id: string } }>('/api/user', { email: 'other@acme.example', role: 'customer', password: 'other-password' });
-  const otherSession = await signIn(server.client('acme'), 'other@acme.example', 'other-password');
-  otherCustomer = { id: other.body.data.id, client: server.client('acme').as({ accessToken: otherSession.access_token }) };
+  const session = await signIn(sites.server.client('acme'), sites.acme.users.customer.email, sites.acme.users.customer.password);
+  customer = sites.server.client('acme').as({ accessToken: session.access_token });
+  const other = await sites.acme.as.admin.post<{ data: { id: string } }>('/api/user', { email: 'other@acme.example', role: 'customer', password: 'other-password' });
+  const otherSession = await signIn(sites.server.client('acme'), 'other@acme.example', 'other-password');
+  otherCustomer = { id: other.body.data.id, client: sites.server.client('acme').as({ accessToken: otherSession.access_token }) };
 });
-afterAll(() => server.close());
 
 const defaults = (customerId: string) =>
-  inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) => em.find(PaymentMethodSchema, { customerUserId: customerId, isDefault: true }));
+  inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.find(PaymentMethodSchema, { customerUserId: customerId, isDefault: true }));
 
 describe('saved payment methods', () => {
   it("are created through the site's payments provider, which describes them; the first becomes the default", async () => {
     const first = await customer.post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_visa_4242' });
     expect(first.status).toBe(201);
-    expect(first.body.data).toMatchObject({ customer_id: acme.users.customer.id, provider: 'development_payments', brand: 'visa', last4: '4242', is_default: true });
+    expect(first.body.data).toMatchObject({ customer_id: sites.acme.users.customer.id, provider: 'development_payments', brand: 'visa', last4: '4242', is_default: true });
     expect(first.body.data.exp_month).toBeGreaterThanOrEqual(1);
     const second = await customer.post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_mastercard_5555' });
     expect(second.body.data).toMatchObject({ brand: 'mastercard', last4: '5555', is_default: false });
@@ -59,7 +53,7 @@ describe('saved payment methods', () => {
     expect(list.body.data.map((m) => [m.id, m.is_default])).toEqual([[mastercard!.id, true], [visa!.id, false]]);
     const created = await customer.post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_amex_0005', is_default: true });
     expect(created.body.data.is_default).toBe(true);
-    expect((await defaults(acme.users.customer.id)).map((m) => m.id)).toEqual([created.body.data.id]);
+    expect((await defaults(sites.acme.users.customer.id)).map((m) => m.id)).toEqual([created.body.data.id]);
     const unset = await customer.put<Created>(`/api/customer/payment-method?id=${created.body.data.id}`, { is_default: false });
     expect(unset.status).toBe(409);
     expect(unset.body.code).toBe('DEFAULT_REQUIRED');
@@ -71,7 +65,7 @@ describe('saved payment methods', () => {
       Array.from({ length: 10 }, (_, i) => customer.put<Created>(`/api/customer/payment-method?id=${methods[i % methods.length]!.id}`, { is_default: true })),
     );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
-    expect(await defaults(acme.users.customer.id)).toHaveLength(1);
+    expect(await defaults(sites.acme.users.customer.id)).toHaveLength(1);
     const list = await customer.get<{ data: Method[] }>('/api/customer/payment-method');
     expect(list.body.data.filter((m) => m.is_default)).toHaveLength(1);
   });
@@ -92,7 +86,7 @@ describe('saved payment methods', () => {
     const after = (await customer.get<{ data: Method[] }>('/api/customer/payment-method')).body.data;
     expect(after).toHaveLength(before.length - 1);
     expect(after.filter((m) => m.is_default)).toHaveLength(1);
-    const audit = await acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=PaymentMethod&entity_id=${current.id}`);
+    const audit = await sites.acme.as.admin.get<{ data: { action: string }[] }>(`/api/audit/search?entity_type=PaymentMethod&entity_id=${current.id}`);
     expect(audit.body.data.map((r) => r.action)).toContain('delete');
   });
 
@@ -100,29 +94,29 @@ describe('saved payment methods', () => {
     const mine = (await customer.get<{ data: Method[] }>('/api/customer/payment-method')).body.data[0]!;
     expect((await otherCustomer.client.put(`/api/customer/payment-method?id=${mine.id}`, { is_default: true })).status).toBe(404);
     expect((await otherCustomer.client.send('DELETE', `/api/customer/payment-method?id=${mine.id}`)).status).toBe(404);
-    expect((await otherCustomer.client.get(`/api/customer/payment-method?customer_id=${acme.users.customer.id}`)).status).toBe(404);
-    expect((await acme.as.driver.get('/api/customer/payment-method')).status).toBe(403);
+    expect((await otherCustomer.client.get(`/api/customer/payment-method?customer_id=${sites.acme.users.customer.id}`)).status).toBe(404);
+    expect((await sites.acme.as.driver.get('/api/customer/payment-method')).status).toBe(403);
   });
 
   it('are managed by staff for a named customer of the site; other sites see nothing', async () => {
-    const missing = await acme.as.dispatcher.get<Created>('/api/customer/payment-method');
+    const missing = await sites.acme.as.dispatcher.get<Created>('/api/customer/payment-method');
     expect(missing.status).toBe(400);
     expect(missing.body.fields).toEqual([expect.objectContaining({ field: 'customer_id' })]);
-    const list = await acme.as.dispatcher.get<{ data: Method[] }>(`/api/customer/payment-method?customer_id=${acme.users.customer.id}`);
+    const list = await sites.acme.as.dispatcher.get<{ data: Method[] }>(`/api/customer/payment-method?customer_id=${sites.acme.users.customer.id}`);
     expect(list.body.data.length).toBeGreaterThan(0);
-    const created = await acme.as.admin.post<Created>('/api/customer/payment-method', { customer_id: acme.users.customer.id, provider_payment_method_id: 'pm_by_staff' });
+    const created = await sites.acme.as.admin.post<Created>('/api/customer/payment-method', { customer_id: sites.acme.users.customer.id, provider_payment_method_id: 'pm_by_staff' });
     expect(created.status).toBe(201);
-    expect((await acme.as.admin.post('/api/customer/payment-method', { customer_id: acme.users.driver.id, provider_payment_method_id: 'pm_driver' })).status).toBe(404);
-    expect((await globex.as.admin.get(`/api/customer/payment-method?customer_id=${acme.users.customer.id}`)).status).toBe(404);
-    expect((await globex.as.admin.send('DELETE', `/api/customer/payment-method?id=${created.body.data.id}`)).status).toBe(404);
-    const audit = await acme.as.admin.get<{ data: { action: string; user_id: string }[] }>(`/api/audit/search?entity_type=PaymentMethod&entity_id=${created.body.data.id}`);
+    expect((await sites.acme.as.admin.post('/api/customer/payment-method', { customer_id: sites.acme.users.driver.id, provider_payment_method_id: 'pm_driver' })).status).toBe(404);
+    expect((await sites.globex.as.admin.get(`/api/customer/payment-method?customer_id=${sites.acme.users.customer.id}`)).status).toBe(404);
+    expect((await sites.globex.as.admin.send('DELETE', `/api/customer/payment-method?id=${created.body.data.id}`)).status).toBe(404);
+    const audit = await sites.acme.as.admin.get<{ data: { action: string; user_id: string }[] }>(`/api/audit/search?entity_type=PaymentMethod&entity_id=${created.body.data.id}`);
     expect(audit.body.data).toHaveLength(1);
   });
 
   it("refuse saving when the site's payments integration has no adapter in this build", async () => {
-    await globex.as.admin.put('/api/integration?integration_key=stripe', { config: { client_id: 'ca_x', secret_key: 'sk_test_x' }, is_active: true });
-    const session = await signIn(server.client('globex'), globex.users.customer.email, globex.users.customer.password);
-    const response = await server.client('globex').as({ accessToken: session.access_token }).post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_visa' });
+    await sites.globex.as.admin.put('/api/integration?integration_key=stripe', { config: { client_id: 'ca_x', secret_key: 'sk_test_x' }, is_active: true });
+    const session = await signIn(sites.server.client('globex'), sites.globex.users.customer.email, sites.globex.users.customer.password);
+    const response = await sites.server.client('globex').as({ accessToken: session.access_token }).post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_visa' });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe('PAYMENTS_PROVIDER_UNAVAILABLE');
   });

@@ -1,10 +1,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { signIn } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 type One<T> = { data: T };
@@ -31,9 +31,7 @@ type StopSpec = { type?: string; x: number; complete_before?: string };
 // A past service day: the optimizer's clock then starts now (see loadRouteSnapshot).
 const DAY = '2020-01-06';
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
+const sites = useTwoSites();
 let driver: ApiClient;
 
 const stopAt = (spec: StopSpec, i: number) => ({
@@ -45,24 +43,24 @@ const stopAt = (spec: StopSpec, i: number) => ({
 });
 
 async function jobWith(specs: StopSpec[], extra: Record<string, unknown> = {}) {
-  return createJob(acme.as.dispatcher, { stops: specs.map(stopAt), ...extra });
+  return createJob(sites.acme.as.dispatcher, { stops: specs.map(stopAt), ...extra });
 }
 
 async function plan(jobIds: string[], extra: Record<string, unknown> = {}): Promise<Route> {
-  const response = await acme.as.dispatcher.post<One<Route>>('/api/route', { service_date: DAY, job_ids: jobIds, ...extra });
+  const response = await sites.acme.as.dispatcher.post<One<Route>>('/api/route', { service_date: DAY, job_ids: jobIds, ...extra });
   if (response.status !== 201) throw new Error(`route create failed: ${response.status} ${response.text}`);
   return response.body.data;
 }
 
 async function reorder(route: Route, stopIds: string[]): Promise<Route> {
-  const response = await acme.as.dispatcher.put<One<Route>>('/api/route', { id: route.id, stop_ids: stopIds });
+  const response = await sites.acme.as.dispatcher.put<One<Route>>('/api/route', { id: route.id, stop_ids: stopIds });
   if (response.status !== 200) throw new Error(`reorder failed: ${response.status} ${response.text}`);
   return response.body.data;
 }
 
 const minutesFromNow = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
-const optimize = (body: Record<string, unknown>, client = acme.as.dispatcher) => client.post<One<Optimized> & Failure>('/api/route/optimize', body);
-const getRoute = async (id: string) => (await acme.as.dispatcher.get<One<Route>>(`/api/route?id=${id}`)).body.data;
+const optimize = (body: Record<string, unknown>, client = sites.acme.as.dispatcher) => client.post<One<Optimized> & Failure>('/api/route/optimize', body);
+const getRoute = async (id: string) => (await sites.acme.as.dispatcher.get<One<Route>>(`/api/route?id=${id}`)).body.data;
 
 /** Each job's stops in the route come in the given order (ids of the job's stops as created). */
 function positionsOf(stopIds: string[], ids: string[]): number[] {
@@ -70,28 +68,24 @@ function positionsOf(stopIds: string[], ids: string[]): number[] {
 }
 
 async function routeEvents(routeId: string): Promise<string[]> {
-  const rows = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+  const rows = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) =>
     em.execute<{ payload: { event: string } }[]>('select payload from outbox where entity_id = ? order by seq', [routeId]),
   );
   return rows.map((r) => r.payload.event);
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-  const { access_token } = await signIn(server.client('acme'), acme.users.driver.email, acme.users.driver.password);
-  driver = server.client('acme').as({ accessToken: access_token });
+  const { access_token } = await signIn(sites.server.client('acme'), sites.acme.users.driver.email, sites.acme.users.driver.password);
+  driver = sites.server.client('acme').as({ accessToken: access_token });
 });
 afterAll(async () => {
   // Let the outbox relay finish publishing before Redis closes (a relay pass cut off by close() rejects).
   await waitFor('the outbox relayed', async () => {
-    const [row] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+    const [row] = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) =>
       em.execute<{ n: number }[]>('select count(*)::int as n from outbox where relayed_at is null'),
     );
     return row!.n === 0;
   }, 10_000);
-  await server.close();
 });
 
 describe('POST /route/optimize', () => {
@@ -115,7 +109,7 @@ describe('POST /route/optimize', () => {
     expect(result.route.version).toBe(bad.version + 1);
     expect(await getRoute(route.id)).toEqual(result.route);
 
-    const audit = await acme.as.admin.get<{ data: { action: string; new_data: { stop_ids?: string[] } }[] }>(`/api/audit/search?entity_type=Route&entity_id=${route.id}&action=update`);
+    const audit = await sites.acme.as.admin.get<{ data: { action: string; new_data: { stop_ids?: string[] } }[] }>(`/api/audit/search?entity_type=Route&entity_id=${route.id}&action=update`);
     expect(audit.body.data.map((r) => r.new_data.stop_ids)).toContainEqual(result.stop_ids);
     expect((await routeEvents(route.id)).filter((e) => e === 'route:update')).toHaveLength(2);
 
@@ -182,17 +176,17 @@ describe('POST /route/optimize', () => {
   });
 
   it('starts a route in progress from the driver’s last position, else from its first open stop; completed stops stay in front', async () => {
-    const jobStates = await stateIds(acme.as.admin, 'job');
-    const stopStates = await stateIds(acme.as.admin, 'stop');
+    const jobStates = await stateIds(sites.acme.as.admin, 'job');
+    const stopStates = await stateIds(sites.acme.as.admin, 'stop');
     const jobs = [];
     for (const x of [0, 5, 1, 4]) {
-      const job = await jobWith([{ type: 'dropoff', x }], { driver_user_id: acme.users.driver.id });
-      await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+      const job = await jobWith([{ type: 'dropoff', x }], { driver_user_id: sites.acme.users.driver.id });
+      await sites.acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
       jobs.push(job);
     }
-    const route = await plan(jobs.map((j) => j.id), { driver_user_id: acme.users.driver.id });
-    const asDispatcher = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: 'test', role: 'dispatcher' as const } };
-    await server.services.engine.transition(asDispatcher, 'route', route.id, { kind: 'phase', event: 'dispatch' });
+    const route = await plan(jobs.map((j) => j.id), { driver_user_id: sites.acme.users.driver.id });
+    const asDispatcher = { siteId: sites.acme.site.id, actor: { userId: sites.acme.users.dispatcher.id, applicationId: null, requestId: 'test', role: 'dispatcher' as const } };
+    await sites.server.services.engine.transition(asDispatcher, 'route', route.id, { kind: 'phase', event: 'dispatch' });
     expect((await driver.post('/api/driver/route/start', { route_id: route.id })).status).toBe(200);
     const [done, far, near, mid] = jobs.map((j) => j.stops[0]!.id) as [string, string, string, string];
     for (const key of ['en_route', 'arrived', 'completed']) {
@@ -228,7 +222,7 @@ describe('POST /route/optimize', () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.fields?.map((f) => f.field)).toContain(field);
     }
-    const foreign = await optimize({ route_id: route.id }, globex.as.dispatcher);
+    const foreign = await optimize({ route_id: route.id }, sites.globex.as.dispatcher);
     expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
     expect((await optimize({ route_id: 'rte_missing' })).status).toBe(404);
     expect((await optimize({ route_id: route.id }, driver)).status).toBe(403);

@@ -10,7 +10,8 @@ import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { ADMIN_URL } from '../support/postgres.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { startTestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T> = { data: T };
 type Many<T> = { data: T[]; meta: { pagination: { totalItems: number } } };
@@ -20,175 +21,166 @@ type ErrorBody = { code: string; fields?: { field: string; message: string }[]; 
 const SECRET = 'a3f1c9e07b5d2846a3f1c9e07b5d2846a3f1c9e07b5d2846a3f1c9e07b5d2846';
 const PUBLIC_URL = 'https://93.184.216.34/hooks/dispatch';
 
-let server: TestServer;
-let acme: SiteFixture;
-let globex: SiteFixture;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
-});
-afterAll(() => server.close());
+const sites = useTwoSites();
 
 const create = (site: SiteFixture, body: Record<string, unknown>) => site.as.admin.post<One<Webhook>>('/api/webhook', body);
 const subscription = (id: string) =>
-  inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) => em.findOneOrFail(WebhookSubscriptionSchema, { id }));
+  inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.findOneOrFail(WebhookSubscriptionSchema, { id }));
 const port = (s: Server) => (s.address() as { port: number }).port;
-const reason = async (url: string) => (await acme.as.admin.post<ErrorBody>('/api/webhook', { url, events: ['*'] })).body.details?.reason;
+const reason = async (url: string) => (await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url, events: ['*'] })).body.details?.reason;
 const decrypt = (id: string, stored: string) =>
-  server.services.crypto.decrypt(stored, { siteId: acme.site.id, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: id });
+  sites.server.services.crypto.decrypt(stored, { siteId: sites.acme.site.id, table: 'webhook_subscription', column: 'secret_ciphertext', rowId: id });
 
 describe('webhook subscriptions', () => {
   it('creates and reads a subscription, returning has_secret and never the secret', async () => {
-    const created = await create(acme, { url: PUBLIC_URL, events: ['job:create', 'stop:*'], secret_key: SECRET, is_active: true });
+    const created = await create(sites.acme, { url: PUBLIC_URL, events: ['job:create', 'stop:*'], secret_key: SECRET, is_active: true });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ id: expect.stringMatching(/^whk_/), url: PUBLIC_URL, events: ['job:create', 'stop:*'], is_active: true, has_secret: true, deactivated_at: null });
     expect(Object.keys(created.body.data).sort()).toEqual(
       ['created_at', 'deactivated_at', 'deactivation_reason', 'description', 'events', 'has_secret', 'id', 'is_active', 'updated_at', 'url'],
     );
-    const read = await acme.as.admin.get<One<Webhook>>(`/api/webhook?id=${created.body.data.id}`);
+    const read = await sites.acme.as.admin.get<One<Webhook>>(`/api/webhook?id=${created.body.data.id}`);
     expect(read.body.data).toEqual(created.body.data);
     expect(created.text + read.text).not.toContain(SECRET);
   });
 
   it('keeps, replaces and removes the secret per the update rules, encrypted at rest and out of the audit', async () => {
-    const { id } = (await create(acme, { url: PUBLIC_URL, events: ['*'], secret_key: SECRET })).body.data;
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['*'], secret_key: SECRET })).body.data;
     const stored = (await subscription(id)).secretCiphertext!;
     expect(stored).not.toContain(SECRET);
     expect(decrypt(id, stored)).toBe(SECRET);
 
-    const kept = await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { description: 'ops' });
+    const kept = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { description: 'ops' });
     expect(kept.body.data).toMatchObject({ has_secret: true, description: 'ops' });
     expect((await subscription(id)).secretCiphertext).toBe(stored);
 
     const rotated = 'rotated-secret-0123456789abcdef';
-    expect((await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { secret_key: rotated })).body.data.has_secret).toBe(true);
+    expect((await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { secret_key: rotated })).body.data.has_secret).toBe(true);
     expect(decrypt(id, (await subscription(id)).secretCiphertext!)).toBe(rotated);
 
-    const removed = await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { secret_key: '', description: null });
+    const removed = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { secret_key: '', description: null });
     expect(removed.body.data).toMatchObject({ has_secret: false, description: null });
     expect((await subscription(id)).secretCiphertext).toBeNull();
 
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Webhook&entity_id=${id}&page_size=100`);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Webhook&entity_id=${id}&page_size=100`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update', 'update', 'update']);
     expect(audit.text).toContain('signing_rotated');
     for (const secret of [SECRET, rotated, stored]) expect(audit.text).not.toContain(secret);
 
     const url = new URL(ADMIN_URL);
-    url.pathname = `/${server.database}`;
+    url.pathname = `/${sites.server.database}`;
     const { stdout: dump } = await promisify(execFile)('pg_dump', ['--data-only', url.toString()], { maxBuffer: 64 * 1024 * 1024 });
     expect(dump).toContain(id);
     for (const secret of [SECRET, rotated]) {
       expect(dump).not.toContain(secret);
-      expect(server.logs.join('')).not.toContain(secret);
+      expect(sites.server.logs.join('')).not.toContain(secret);
     }
   });
 
   it('refuses a secret shorter than 16 characters, naming secret_key', async () => {
-    const response = await acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events: ['*'], secret_key: 'short' });
+    const response = await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events: ['*'], secret_key: 'short' });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'WEBHOOK_SECRET_TOO_SHORT', fields: [{ field: 'secret_key' }] });
   });
 
   it('reactivates with is_active true, clearing the deactivation, and records a manual deactivation', async () => {
-    const { id } = (await create(acme, { url: PUBLIC_URL, events: ['job:state_change'] })).body.data;
-    await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['job:state_change'] })).body.data;
+    await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, async (em) => {
       const row = await em.findOneOrFail(WebhookSubscriptionSchema, { id });
       Object.assign(row, { isActive: false, deactivatedAt: new Date(), deactivationReason: 'http_410' });
     });
-    expect((await acme.as.admin.get<One<Webhook>>(`/api/webhook?id=${id}`)).body.data).toMatchObject({ is_active: false, deactivation_reason: 'http_410' });
-    const reactivated = await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { is_active: true });
+    expect((await sites.acme.as.admin.get<One<Webhook>>(`/api/webhook?id=${id}`)).body.data).toMatchObject({ is_active: false, deactivation_reason: 'http_410' });
+    const reactivated = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { is_active: true });
     expect(reactivated.body.data).toMatchObject({ is_active: true, deactivated_at: null, deactivation_reason: null });
-    const pausedFrom = server.clock.now().getTime();
-    const paused = await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { is_active: false });
+    const pausedFrom = sites.server.clock.now().getTime();
+    const paused = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { is_active: false });
     expect(paused.body.data).toMatchObject({ is_active: false, deactivation_reason: 'manual' });
     const pausedAt = Date.parse(paused.body.data.deactivated_at!);
     expect(pausedAt).toBeGreaterThanOrEqual(pausedFrom);
-    expect(pausedAt).toBeLessThanOrEqual(server.clock.now().getTime());
+    expect(pausedAt).toBeLessThanOrEqual(sites.server.clock.now().getTime());
   });
 
   it('re-checks the URL when it changes, and canonicalises it', async () => {
-    const { id } = (await create(acme, { url: PUBLIC_URL, events: ['job:*'] })).body.data;
-    const refused = await acme.as.admin.put<ErrorBody>(`/api/webhook?id=${id}`, { url: 'https://10.0.0.8/hook' });
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['job:*'] })).body.data;
+    const refused = await sites.acme.as.admin.put<ErrorBody>(`/api/webhook?id=${id}`, { url: 'https://10.0.0.8/hook' });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ code: 'INVALID_WEBHOOK_URL', fields: [{ field: 'url' }], details: { reason: 'private' } });
     expect((await subscription(id)).url).toBe(PUBLIC_URL);
-    const moved = await acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { url: 'https://0x5db8d822/v2' });
+    const moved = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { url: 'https://0x5db8d822/v2' });
     expect(moved.body.data.url).toBe('https://93.184.216.34/v2');
-    expect((await acme.as.admin.put(`/api/webhook?id=${id}`, { id, url: PUBLIC_URL })).status).toBe(400);
+    expect((await sites.acme.as.admin.put(`/api/webhook?id=${id}`, { id, url: PUBLIC_URL })).status).toBe(400);
   });
 
   it('refuses unknown events and malformed filters, naming the entry', async () => {
     for (const [events, field] of [[['job:create', 'job:teleport'], 'events.1'], [['Job:Create'], 'events.0'], [['invoice:*'], 'events.0'], [['job:'], 'events.0'], [['**'], 'events.0']] as const) {
-      const response = await acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events });
+      const response = await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events });
       expect(response.status, JSON.stringify(events)).toBe(400);
       expect(response.body).toMatchObject({ code: 'INVALID_WEBHOOK_EVENT', fields: [{ field }] });
     }
-    expect((await acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events: [] })).body.code).toBe('VALIDATION_FAILED');
-    const deduped = await create(acme, { url: PUBLIC_URL, events: ['webhook:ping', 'route:state_change', 'webhook:ping'] });
+    expect((await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events: [] })).body.code).toBe('VALIDATION_FAILED');
+    const deduped = await create(sites.acme, { url: PUBLIC_URL, events: ['webhook:ping', 'route:state_change', 'webhook:ping'] });
     expect(deduped.body.data.events).toEqual(['webhook:ping', 'route:state_change']);
   });
 
   it('searches by URL text, activity and the event a subscription would receive', async () => {
-    const exact = (await create(globex, { url: 'https://93.184.216.34/search/exact', events: ['job:create'] })).body.data;
-    const wildcard = (await create(globex, { url: 'https://93.184.216.34/search/wild', events: ['job:*'], is_active: false })).body.data;
-    const all = (await create(globex, { url: 'https://93.184.216.34/search/all', events: ['*'] })).body.data;
-    await create(globex, { url: 'https://93.184.216.34/search/stops', events: ['stop:state_change'] });
-    const ids = async (query: string) => (await globex.as.admin.get<Many<Webhook>>(`/api/webhook/search?${query}`)).body.data.map((w) => w.id).sort();
+    const exact = (await create(sites.globex, { url: 'https://93.184.216.34/search/exact', events: ['job:create'] })).body.data;
+    const wildcard = (await create(sites.globex, { url: 'https://93.184.216.34/search/wild', events: ['job:*'], is_active: false })).body.data;
+    const all = (await create(sites.globex, { url: 'https://93.184.216.34/search/all', events: ['*'] })).body.data;
+    await create(sites.globex, { url: 'https://93.184.216.34/search/stops', events: ['stop:state_change'] });
+    const ids = async (query: string) => (await sites.globex.as.admin.get<Many<Webhook>>(`/api/webhook/search?${query}`)).body.data.map((w) => w.id).sort();
     expect(await ids('event=job:create')).toEqual([exact.id, wildcard.id, all.id].sort());
     expect(await ids('event=job:create&is_active=true')).toEqual([exact.id, all.id].sort());
     expect(await ids('q=search/wild')).toEqual([wildcard.id]);
     expect((await ids('q=search')).length).toBe(4);
-    expect((await globex.as.admin.get<ErrorBody>('/api/webhook/search?event=job:explode')).body).toMatchObject({ code: 'INVALID_WEBHOOK_EVENT', fields: [{ field: 'event' }] });
+    expect((await sites.globex.as.admin.get<ErrorBody>('/api/webhook/search?event=job:explode')).body).toMatchObject({ code: 'INVALID_WEBHOOK_EVENT', fields: [{ field: 'event' }] });
   });
 
   it("lists a subscription's delivery attempts newest first, paged", async () => {
-    const { id } = (await create(acme, { url: PUBLIC_URL, events: ['job:create'] })).body.data;
-    await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['job:create'] })).body.data;
+    await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, async (em) => {
       const eventId = newId('outbox');
       for (const [attempt, status, responseStatus] of [[1, 'failed', 503], [2, 'failed', null], [3, 'succeeded', 204]] as const) {
         em.create(WebhookDeliverySchema, {
-          id: newId('webhookDelivery'), siteId: acme.site.id, subscriptionId: id, eventId, event: 'job:create', attempt, status,
+          id: newId('webhookDelivery'), siteId: sites.acme.site.id, subscriptionId: id, eventId, event: 'job:create', attempt, status,
           responseStatus, durationMs: 40 * attempt, error: responseStatus === null ? 'ECONNRESET' : null, createdAt: new Date(Date.UTC(2030, 0, 1, 0, attempt)),
         });
       }
     });
-    const page = await acme.as.admin.get<Many<Record<string, unknown>>>(`/api/webhook/deliveries?id=${id}&page_size=2`);
+    const page = await sites.acme.as.admin.get<Many<Record<string, unknown>>>(`/api/webhook/deliveries?id=${id}&page_size=2`);
     expect(page.status).toBe(200);
     expect(page.body.meta.pagination.totalItems).toBe(3);
     expect(page.body.data).toMatchObject([
       { attempt: 3, status: 'succeeded', response_status: 204, duration_ms: 120, event: 'job:create', error: null },
       { attempt: 2, status: 'failed', response_status: null, error: 'ECONNRESET' },
     ]);
-    const last = await acme.as.admin.get<Many<{ attempt: number }>>(`/api/webhook/deliveries?id=${id}&page_size=2&page=2`);
+    const last = await sites.acme.as.admin.get<Many<{ attempt: number }>>(`/api/webhook/deliveries?id=${id}&page_size=2&page=2`);
     expect(last.body.data.map((d) => d.attempt)).toEqual([1]);
   });
 
   it('deletes a subscription with its delivery log, audited', async () => {
-    const { id } = (await create(acme, { url: PUBLIC_URL, events: ['job:delete'], secret_key: SECRET })).body.data;
-    const deleted = await acme.as.admin.send<One<{ id: string; deleted: boolean }>>('DELETE', `/api/webhook?id=${id}`);
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['job:delete'], secret_key: SECRET })).body.data;
+    const deleted = await sites.acme.as.admin.send<One<{ id: string; deleted: boolean }>>('DELETE', `/api/webhook?id=${id}`);
     expect(deleted.body).toEqual({ data: { id, deleted: true } });
-    expect((await acme.as.admin.get(`/api/webhook?id=${id}`)).status).toBe(404);
-    expect((await acme.as.admin.send('DELETE', `/api/webhook?id=${id}`)).status).toBe(404);
-    const audit = await acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Webhook&entity_id=${id}`);
+    expect((await sites.acme.as.admin.get(`/api/webhook?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.admin.send('DELETE', `/api/webhook?id=${id}`)).status).toBe(404);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Webhook&entity_id=${id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'delete']);
   });
 
   it("answers 404 for another site's subscription on every operation", async () => {
-    const { id } = (await create(globex, { url: PUBLIC_URL, events: ['*'] })).body.data;
-    expect((await acme.as.admin.get(`/api/webhook?id=${id}`)).status).toBe(404);
-    expect((await acme.as.admin.put(`/api/webhook?id=${id}`, { is_active: false })).status).toBe(404);
-    expect((await acme.as.admin.send('DELETE', `/api/webhook?id=${id}`)).status).toBe(404);
-    expect((await acme.as.admin.get(`/api/webhook/deliveries?id=${id}`)).status).toBe(404);
-    expect((await acme.as.admin.get<Many<Webhook>>('/api/webhook/search?page_size=100')).body.data.map((w) => w.id)).not.toContain(id);
-    expect((await globex.as.admin.get<One<Webhook>>(`/api/webhook?id=${id}`)).body.data.is_active).toBe(true);
+    const { id } = (await create(sites.globex, { url: PUBLIC_URL, events: ['*'] })).body.data;
+    expect((await sites.acme.as.admin.get(`/api/webhook?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.admin.put(`/api/webhook?id=${id}`, { is_active: false })).status).toBe(404);
+    expect((await sites.acme.as.admin.send('DELETE', `/api/webhook?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.admin.get(`/api/webhook/deliveries?id=${id}`)).status).toBe(404);
+    expect((await sites.acme.as.admin.get<Many<Webhook>>('/api/webhook/search?page_size=100')).body.data.map((w) => w.id)).not.toContain(id);
+    expect((await sites.globex.as.admin.get<One<Webhook>>(`/api/webhook?id=${id}`)).body.data.is_active).toBe(true);
   });
 
   it('is for admins only: dispatchers, drivers and customers get 403', async () => {
     for (const role of ['dispatcher', 'driver', 'customer'] as const) {
-      expect((await acme.as[role].post('/api/webhook', { url: PUBLIC_URL, events: ['*'] })).status).toBe(403);
-      expect((await acme.as[role].get('/api/webhook/search')).status).toBe(403);
+      expect((await sites.acme.as[role].post('/api/webhook', { url: PUBLIC_URL, events: ['*'] })).status).toBe(403);
+      expect((await sites.acme.as[role].get('/api/webhook/search')).status).toBe(403);
     }
   });
 });
@@ -237,12 +229,12 @@ describe('webhook URL safety', () => {
     if (local.length > 0 && local.every((a) => a.address.startsWith('127.') || a.address === '::1')) forms.push(`https://${host}:${p}/`);
     expect(forms.length).toBeGreaterThanOrEqual(40);
     for (const url of forms) {
-      const response = await acme.as.admin.post<ErrorBody>('/api/webhook', { url, events: ['*'] });
+      const response = await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url, events: ['*'] });
       expect(response.status, url).toBe(400);
       expect(response.body, url).toMatchObject({ code: 'INVALID_WEBHOOK_URL', fields: [{ field: 'url' }], details: { reason: expect.any(String) } });
     }
     expect(connections).toBe(0);
-    expect((await acme.as.admin.get<Many<Webhook>>(`/api/webhook/search?q=${p}`)).body.data).toEqual([]);
+    expect((await sites.acme.as.admin.get<Many<Webhook>>(`/api/webhook/search?q=${p}`)).body.data).toEqual([]);
   });
 
   it('says why: localhost by name and by address, the metadata endpoint, plain http, a host that does not resolve', async () => {

@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startWebhookDelivery, type WebhookDeliveryOptions } from '../../engine/webhooks/start-webhook-delivery.ts';
 import { createSiteFixture, type SiteFixture } from './fixtures.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
@@ -18,13 +19,28 @@ export type WebhookHarness = {
   close(): Promise<void>;
 };
 
+/** Short waits so retries play out in seconds: 25 ms doubling to 1.5 s, 8 attempts (about 3 s in all). */
+export const FAST_RETRY = { maxAttempts: 8, baseDelayMs: 25, maxDelayMs: 1500, jitter: 0.2 };
+
 /**
- * A test server (loopback webhooks allowed) whose webhook workers run in this process with the test's options,
- * trusting the test receivers' self-signed certificate.
+ * A test server (loopback webhooks allowed) whose webhook workers run in this process with the test's options
+ * (retries {@link FAST_RETRY} unless given), trusting the test receivers' self-signed certificate. Registers the
+ * hooks that start it before the file's tests, close its receivers after each test and close it all at the end; the
+ * returned harness is usable once that `beforeAll` has run (in hooks and tests).
  */
-export async function startWebhookHarness(options: WebhookDeliveryOptions, env: Record<string, string> = {}): Promise<WebhookHarness> {
+export function useWebhookHarness(options: WebhookDeliveryOptions, env: Record<string, string> = {}): WebhookHarness {
+  const harness = {} as WebhookHarness;
+  beforeAll(async () => {
+    Object.assign(harness, await startWebhookHarness(options, env));
+  });
+  afterEach(() => harness.closeReceivers());
+  afterAll(() => harness.close());
+  return harness;
+}
+
+async function startWebhookHarness(options: WebhookDeliveryOptions, env: Record<string, string>): Promise<WebhookHarness> {
   const server = await startTestServer({ WEBHOOK_ALLOW_LOOPBACK: 'true', RATE_LIMIT_POINTS: '100000', DATABASE_POOL_SIZE: '10', ...env });
-  const delivery = await startWebhookDelivery(server.services, { ca: testCertificate().cert, ...options });
+  const delivery = await startWebhookDelivery(server.services, { ca: testCertificate().cert, retry: FAST_RETRY, ...options });
   const orm = server.services.db.orm;
   const receivers: WebhookReceiver[] = [];
   let sites = 0;
