@@ -15,6 +15,8 @@
  *   asynchronously); latency = emit → ack in the client. Server CPU = the Node process's user+system time over the
  *   phase (PostgreSQL's and Redis's CPU are not in it); PG µs/ack = the CPU time of the PostgreSQL backends serving
  *   the bench database over the phase, per ack (the figure to compare across runs on a shared machine).
+ * - Loop and GC: the server's event-loop delay (p99 / worst) and garbage-collection pauses (ms per second, longest)
+ *   over each 1 Hz phase, which land directly on ack latency: they tell a tail caused by pauses from one caused by work.
  * - Memory per connection: the server's RSS and V8 heap+external after a forced GC, connected minus before, ÷ N.
  * - Capacity: closed loop, every one of 1,000 sockets keeps one fix in flight for 5 s; acks/s full ÷ echo.
  *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
@@ -42,6 +44,7 @@ import { machineLine } from './support/environment.ts';
 import { formatGrid, whole } from './support/grid.ts';
 import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
 import { profiled } from './support/cpu-profile.ts';
+import { watchLoop, type LoopFigures } from './support/loop-monitor.ts';
 import { postgresCpu } from './support/postgres-cpu.ts';
 import { writeResults } from './support/report.ts';
 
@@ -59,7 +62,7 @@ const fixed = (n: number, digits = 1) => n.toFixed(digits);
 const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
 
 type Target = { name: string; port: number; profileAs: string; database: { micros(): Promise<number> } | null };
-type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number };
+type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number; loop: LoopFigures };
 type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null };
 
 /** The clients' process: one request, one reply. */
@@ -104,15 +107,17 @@ function memory(): { rss: number; heap: number } {
 }
 
 /** The server's CPU time over `work`, and the database's (its backends serving the bench database) when given. */
-async function cpuOver<T>(database: Target['database'], work: () => Promise<T>): Promise<{ result: T; cpuMicros: number; dbMicros: number | null; seconds: number }> {
+async function cpuOver<T>(database: Target['database'], work: () => Promise<T>): Promise<{ result: T; cpuMicros: number; dbMicros: number | null; seconds: number; loop: LoopFigures }> {
   const dbBefore = await database?.micros();
   const cpu = process.cpuUsage();
   const started = performance.now();
+  const watch = watchLoop();
   const result = await work();
+  const loop = watch.stop();
   const used = process.cpuUsage(cpu);
   const seconds = (performance.now() - started) / 1000;
   const dbAfter = await database?.micros();
-  return { result, cpuMicros: used.user + used.system, dbMicros: dbBefore === undefined || dbAfter === undefined ? null : dbAfter - dbBefore, seconds };
+  return { result, cpuMicros: used.user + used.system, dbMicros: dbBefore === undefined || dbAfter === undefined ? null : dbAfter - dbBefore, seconds, loop };
 }
 
 const perAck = (micros: number | null, acked: number): number | null => (micros === null ? null : micros / Math.max(1, acked));
@@ -128,7 +133,7 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     const after = memory();
     progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
     const label = `${target.profileAs}-${drivers}`;
-    const { result, cpuMicros, dbMicros, seconds } = await cpuOver(target.database, () => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
+    const { result, cpuMicros, dbMicros, seconds, loop } = await cpuOver(target.database, () => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
     const stream = result.stream!;
     rows.push({
       target: target.name,
@@ -140,6 +145,7 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
       rssKbPerConnection: (after.rss - before.rss) / 1024 / drivers,
       heapKbPerConnection: (after.heap - before.heap) / 1024 / drivers,
       connectSeconds: (connected.ms ?? 0) / 1000,
+      loop,
     });
     if (drivers === SIZES[0]) {
       progress(`${target.name}: capacity, ${drivers} sockets in a closed loop for ${CAPACITY_SECONDS} s`);
@@ -158,10 +164,11 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
 
 function report(rows: Row[], capacities: Capacity[], machine: string): string {
   const table = formatGrid(
-    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'PG µs/ack', 'RSS KB/conn', 'heap KB/conn'],
+    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'PG µs/ack', 'loop p99/max ms', 'GC ms/s (max)', 'RSS KB/conn', 'heap KB/conn'],
     rows.map((r) => [
       r.target, whole(r.drivers), whole(r.stream.acked / r.stream.seconds), fixed(r.stream.latencyMs.p50, 2), fixed(r.stream.latencyMs.p99, 2),
       whole(r.stream.refused + r.stream.lost), `${fixed(r.cpuPercent)}%`, whole(r.cpuMicrosPerAck), r.dbMicrosPerAck === null ? '' : whole(r.dbMicrosPerAck),
+      `${fixed(r.loop.loopP99Ms)} / ${fixed(r.loop.loopMaxMs)}`, `${fixed(r.loop.gcMs / r.stream.seconds)} (${fixed(r.loop.gcMaxMs)})`,
       fixed(r.rssKbPerConnection), fixed(r.heapKbPerConnection),
     ]),
   );

@@ -1,12 +1,12 @@
 import type { Namespace, Socket } from 'socket.io';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { TSchema } from 'typebox';
 import type { Services } from '../app/services.ts';
-import { hasUsableTime, isFromTheFuture, type LocationPing } from '../engine/drivers/driver-location.ts';
+import type { LocationPing } from '../engine/drivers/driver-location.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { describeErrors, validatorFor } from '../http/validation.ts';
 import { LocationBatch, LocationFix, type DriverClientEvents, type DriverServerEvents, type ErrorReply, type SocketData } from './events.ts';
 import { authenticateHandshake } from './handshake.ts';
+import { createLocationQuota } from './location-quota.ts';
 import type { Presence } from './presence.ts';
 import { driverRoom } from './rooms.ts';
 
@@ -20,47 +20,51 @@ type DriverSocket = Socket<DriverClientEvents, DriverServerEvents, Record<string
  * for the quota, an `error` event too); nothing a client sends can throw out of a handler.
  */
 export function serveDrivers(drivers: DriverNamespace, services: Services, presence: Presence): void {
-  const quota = new RateLimiterMemory({ points: services.config.realtime.locationEventsPerSecond, duration: 1, keyPrefix: 'driver-location' });
+  const quota = createLocationQuota(services.config.realtime.locationEventsPerSecond);
   drivers.use(authenticateHandshake(services, 'driver.self'));
   drivers.on('connection', (socket: DriverSocket) => {
     const { siteId, userId } = socket.data;
+    const quotaKey = `${siteId}:${userId}`;
     void socket.join(driverRoom(siteId, userId));
     presence.connected(siteId, userId);
     socket.on('disconnect', () => presence.disconnected(siteId, userId));
 
-    const receive = async (payload: unknown, batch: boolean): Promise<{ data: unknown } | ErrorReply> => {
-      try {
-        await quota.consume(`${siteId}:${userId}`);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        const error = { error: 'Too many location events; slow down', code: 'RATE_LIMITED', details: { retry_after_ms: rejection.msBeforeNext } };
-        socket.emit('error', error);
-        return error;
-      }
-      const pings = parse(batch ? LocationBatch : LocationFix, payload);
-      const now = services.clock.now();
-      const late = pings.findIndex((ping) => !hasUsableTime(ping) || isFromTheFuture(ping, now));
-      if (late >= 0) {
-        const field = batch ? `${late}.recorded_at` : 'recorded_at';
-        const message = hasUsableTime(pings[late]!) ? 'is more than a minute in the future' : 'is not a representable time';
-        throw ApiError.badRequest('INVALID_RECORDED_AT', `recorded_at ${message}`, [{ field, message }]);
-      }
-      const verdicts = await services.locations.apply(siteId, userId, pings);
-      return batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! };
+    const failed = (reply: Reply, error: unknown): void => {
+      const api = toApiError(error);
+      if (api.status >= 500) services.logger.error({ err: error, site: siteId, user: userId }, 'location event failed');
+      reply(api.toBody());
     };
 
+    // Synchronous up to the tracker (quota, validation): one promise per event, the tracker's. A fix dated too far
+    // ahead or at no usable time is refused by the tracker (400 INVALID_RECORDED_AT, as REST answers it).
     const answer = (payload: unknown, ack: unknown, batch: boolean): void => {
-      const reply = typeof ack === 'function' ? (ack as (body: unknown) => void) : () => {};
-      receive(payload, batch).then(reply, (error: unknown) => {
-        const api = toApiError(error);
-        if (api.status >= 500) services.logger.error({ err: error, site: siteId, user: userId }, 'location event failed');
-        reply(api.toBody());
-      });
+      const reply: Reply = typeof ack === 'function' ? (ack as Reply) : ignore;
+      const retryAfterMs = quota.take(quotaKey);
+      if (retryAfterMs !== null) {
+        const error: ErrorReply = { error: 'Too many location events; slow down', code: 'RATE_LIMITED', details: { retry_after_ms: retryAfterMs } };
+        socket.emit('error', error);
+        reply(error);
+        return;
+      }
+      let pings: LocationPing[];
+      try {
+        pings = parse(batch ? LocationBatch : LocationFix, payload);
+      } catch (error) {
+        failed(reply, error);
+        return;
+      }
+      services.locations.apply(siteId, userId, pings).then(
+        (verdicts) => reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! }),
+        (error: unknown) => failed(reply, error),
+      );
     };
     socket.on('location', (payload, ack) => answer(payload, ack, false));
     socket.on('locations', (payload, ack) => answer(payload, ack, true));
   });
 }
+
+type Reply = (body: unknown) => void;
+const ignore: Reply = () => {};
 
 /** @throws ApiError 400 VALIDATION_FAILED naming the fields, as REST does */
 function parse(schema: TSchema, payload: unknown): LocationPing[] {

@@ -2,14 +2,17 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
-import { applyLocations, hasUsableTime, isFromTheFuture, type DriverFix, type LocationPing, type LocationVerdict } from './driver-location.ts';
+import { applyLocations, fixTimeProblem, type LocationPing, type LocationVerdict } from './driver-location.ts';
 import { TrackMemory, type TrackThrottle } from './driver-track.ts';
+import type { TimedFix } from './driver-track-sql.ts';
 import { createAppliedFeed, type AppliedListener } from './driver-track-feed.ts';
 import { createPositionLogPruner } from './position-log-pruner.ts';
 
 export type { AppliedListener } from './driver-track-feed.ts';
 
-type Waiting = DriverFix & { arrivedAt: number; resolve(verdict: LocationVerdict): void; reject(error: unknown): void };
+/** One `apply` call's answer: settled once every one of its fixes has its verdict (one promise per call, not per fix). */
+type Answer = { verdicts: LocationVerdict[]; left: number; resolve(verdicts: LocationVerdict[]): void; reject(error: unknown): void };
+type Waiting = TimedFix & { arrivedAt: number; answer: Answer; index: number };
 /** A site's fixes waiting for a batch, and the drivers that have a batch in flight (their next fixes wait for it). */
 type SiteQueue = { siteId: string; waiting: Waiting[]; busy: Set<string> };
 
@@ -78,12 +81,17 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
   async function commit(site: SiteQueue, batch: Waiting[]): Promise<void> {
     try {
       const result = await applyLocations(options.orm, site.siteId, batch, options.throttle, memory);
-      batch.forEach((fix, i) => fix.resolve(result.verdicts[i]!));
+      batch.forEach((fix, i) => {
+        const answer = fix.answer;
+        answer.verdicts[fix.index] = result.verdicts[i]!;
+        answer.left -= 1;
+        if (answer.left === 0) answer.resolve(answer.verdicts);
+      });
       feed.add(site.siteId, result.applied);
       pruner.committed(site.siteId);
     } catch (error) {
       options.logger.error({ err: error, site: site.siteId, fixes: batch.length }, 'location batch failed');
-      for (const fix of batch) fix.reject(error);
+      for (const fix of batch) fix.answer.reject(error);
     } finally {
       for (const fix of batch) site.busy.delete(fix.userId);
     }
@@ -139,18 +147,21 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
   return {
     apply(siteId, userId, pings) {
       if (closed) return Promise.reject(new Error('the location tracker is closed'));
-      const now = options.clock.now();
-      const bad = pings.findIndex((ping) => !hasUsableTime(ping) || isFromTheFuture(ping, now));
-      if (bad >= 0) {
-        const problem = hasUsableTime(pings[bad]!) ? 'is more than a minute in the future' : 'is not a representable time';
-        const field = pings.length > 1 ? `${bad}.recorded_at` : 'recorded_at';
-        return Promise.reject(new DomainError(400, 'INVALID_RECORDED_AT', `recorded_at ${problem}`, field));
+      if (pings.length === 0) return Promise.resolve([]);
+      // Each fix's time is parsed once, here: the statement takes epoch milliseconds.
+      const nowMs = options.clock.now().getTime();
+      const times = pings.map((ping) => Date.parse(ping.recorded_at));
+      for (const [index, recordedAtMs] of times.entries()) {
+        const problem = fixTimeProblem(recordedAtMs, nowMs);
+        if (problem) return Promise.reject(new DomainError(400, 'INVALID_RECORDED_AT', `recorded_at ${problem}`, pings.length > 1 ? `${index}.recorded_at` : 'recorded_at'));
       }
       const site = siteQueue(siteId);
       const arrivedAt = performance.now();
-      const answers = pings.map((ping) => new Promise<LocationVerdict>((resolve, reject) => site.waiting.push({ userId, ping, arrivedAt, resolve, reject })));
-      if (!timer && inFlight.size < MAX_IN_FLIGHT) timer = setTimeout(pump, WINDOW_MS);
-      return answers.length === 1 ? answers[0]!.then((verdict) => [verdict]) : Promise.all(answers);
+      return new Promise<LocationVerdict[]>((resolve, reject) => {
+        const answer: Answer = { verdicts: [], left: pings.length, resolve, reject };
+        pings.forEach((ping, index) => site.waiting.push({ userId, ping, recordedAtMs: times[index]!, arrivedAt, answer, index }));
+        if (!timer && inFlight.size < MAX_IN_FLIGHT) timer = setTimeout(pump, WINDOW_MS);
+      });
     },
     onApplied: (listener) => feed.listen(listener),
     async close() {

@@ -12,10 +12,10 @@ export type LocationRow = { kind: 'before' | 'stored'; user_id: string; lat: num
 export type TimedFix = DriverFix & { recordedAtMs: number };
 
 /** Fixes as seven arrays, one per column; `ms` is epoch milliseconds (exact: no timestamp text to parse). */
-const FIXES = (first: number) => {
+const FIXES = (first: number, alias = 'v') => {
   const [user, lat, lng, heading, speed, accuracy, ms] = [0, 1, 2, 3, 4, 5, 6].map((i) => `$${first + i}`);
   return `unnest(${user}::text[], ${lat}::float8[], ${lng}::float8[], ${heading}::float8[], ${speed}::float8[], ${accuracy}::float8[], ${ms}::int8[])
-    as v (user_id, lat, lng, heading, speed, accuracy, ms)`;
+    as ${alias} (user_id, lat, lng, heading, speed, accuracy, ms)`;
 };
 const AT = (ms: string) => `(timestamptz 'epoch' + ${ms} * interval '1 millisecond')`;
 
@@ -27,7 +27,10 @@ const AT = (ms: string) => `(timestamptz 'epoch' + ${ms} * interval '1 milliseco
  * which PostgreSQL re-checks against the latest row version when another transaction wrote it first), and inserts
  * the track points that no stored point of the same driver is too close to. Both reads are LATERAL ... LIMIT 1, an
  * index probe per fix whatever the plan's row estimates say (without statistics a join compared every fix with
- * every row of the site: seconds per batch at 5,000 drivers).
+ * every row of the site: seconds per batch at 5,000 drivers). The candidates' time window is computed once in a
+ * materialized CTE so the probe compares plain columns: row-level security lets only leakproof conditions into an
+ * index scan, and `timestamptz - interval` is not leakproof, so computed bounds were a filter over every point the
+ * driver ever stored (hundreds a day) instead of a range of the primary key.
  */
 export const LOCATION_STATEMENT: PreparedStatement = {
   name: 'driver_location_batch',
@@ -44,12 +47,15 @@ export const LOCATION_STATEMENT: PreparedStatement = {
         last_recorded_at = excluded.last_recorded_at, updated_at = excluded.updated_at
       where driver_state.last_recorded_at is null or driver_state.last_recorded_at < excluded.last_recorded_at
       returning 1),
+    candidates as materialized (
+      select c.*, c.recorded_at - make_interval(secs => $17) as window_start, c.recorded_at + make_interval(secs => $17) as window_end
+      from (select f.*, ${AT('f.ms')} as recorded_at from ${FIXES(10, 'f')}) c),
     stored as (
       insert into track_point (site_id, user_id, recorded_at, lat, lng, heading, speed, accuracy, created_at)
-      select $1, v.user_id, ${AT('v.ms')}, v.lat, v.lng, v.heading, v.speed, v.accuracy, $2 from ${FIXES(10)}
+      select $1, v.user_id, v.recorded_at, v.lat, v.lng, v.heading, v.speed, v.accuracy, $2 from candidates v
       left join lateral (
         select 1 as hit from track_point t where t.site_id = $1 and t.user_id = v.user_id
-          and t.recorded_at > ${AT('v.ms')} - make_interval(secs => $17) and t.recorded_at < ${AT('v.ms')} + make_interval(secs => $17)
+          and t.recorded_at > v.window_start and t.recorded_at < v.window_end
           and ${SQL_METERS_BETWEEN} < $18 limit 1) near on true
       where near.hit is null
       on conflict do nothing

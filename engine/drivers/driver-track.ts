@@ -25,9 +25,9 @@ export function metersBetween(a: { lat: number; lng: number }, b: { lat: number;
 /** SQL for the same distance between rows `t` (stored) and `v` (new). */
 export const SQL_METERS_BETWEEN = `${EARTH_RADIUS_M} * sqrt(power(radians(v.lng - t.lng) * cos(radians((v.lat + t.lat) / 2)), 2) + power(radians(v.lat - t.lat), 2))`;
 
-/** Whether two points are too close in both time and space to be stored together. */
-export function tooClose(a: TrackCandidate, b: TrackCandidate, throttle: TrackThrottle): boolean {
-  return Math.abs(a.recordedAtMs - b.recordedAtMs) < throttle.intervalSeconds * 1000 && metersBetween(a, b) < throttle.distanceMeters;
+/** Whether a point and a fix (its time, its position) are too close in both time and space to be stored together. */
+export function tooClose(a: TrackCandidate, recordedAtMs: number, position: { lat: number; lng: number }, throttle: TrackThrottle): boolean {
+  return Math.abs(a.recordedAtMs - recordedAtMs) < throttle.intervalSeconds * 1000 && metersBetween(a, position) < throttle.distanceMeters;
 }
 
 /**
@@ -39,7 +39,7 @@ export function thinTrack<T extends TrackCandidate>(candidates: T[], throttle: T
   const kept = new Map<string, T[]>();
   for (const point of [...candidates].sort((a, b) => a.recordedAtMs - b.recordedAtMs)) {
     const mine = kept.get(point.userId) ?? [];
-    if (mine.some((other) => tooClose(other, point, throttle))) continue;
+    if (mine.some((other) => tooClose(other, point.recordedAtMs, point, throttle))) continue;
     mine.push(point);
     kept.set(point.userId, mine);
   }
@@ -50,24 +50,40 @@ export function thinTrack<T extends TrackCandidate>(candidates: T[], throttle: T
  * The newest stored track point per driver, as this process last saw it: a fix too close to it cannot be stored
  * (the rule forbids it whatever else is stored), so it is dropped before the SQL. Only ever a pre-filter: the insert
  * still checks the table, so a stale entry (another process stored a newer point) costs a probe, never a wrong row.
+ * Held per site, then per driver: a lookup per fix builds no key.
  */
 export class TrackMemory {
-  private readonly newest = new Map<string, TrackCandidate>();
+  private readonly sites = new Map<string, Map<string, TrackCandidate>>();
+  private drivers = 0;
 
   constructor(private readonly maxDrivers = 200_000) {}
 
-  /** Whether `point` is too close to the remembered point of its driver. */
-  rulesOut(siteId: string, point: TrackCandidate, throttle: TrackThrottle): boolean {
-    const known = this.newest.get(`${siteId}:${point.userId}`);
-    return known !== undefined && tooClose(known, point, throttle);
+  /** How many drivers are remembered (each has a stored point, so a `driver_state` row). */
+  get size(): number {
+    return this.drivers;
+  }
+
+  /** Whether a fix of `userId` at `recordedAtMs` and `position` is too close to the driver's remembered point. */
+  rulesOut(siteId: string, userId: string, recordedAtMs: number, position: { lat: number; lng: number }, throttle: TrackThrottle): boolean {
+    const known = this.sites.get(siteId)?.get(userId);
+    return known !== undefined && tooClose(known, recordedAtMs, position, throttle);
   }
 
   remember(siteId: string, point: TrackCandidate): void {
-    const key = `${siteId}:${point.userId}`;
-    const known = this.newest.get(key);
+    let site = this.sites.get(siteId);
+    const known = site?.get(point.userId);
     if (known && known.recordedAtMs >= point.recordedAtMs) return;
-    if (!known && this.newest.size >= this.maxDrivers) this.newest.clear();
-    this.newest.set(key, { userId: point.userId, recordedAtMs: point.recordedAtMs, lat: point.lat, lng: point.lng });
+    if (!known && this.drivers >= this.maxDrivers) {
+      this.sites.clear();
+      this.drivers = 0;
+      site = undefined;
+    }
+    if (!site) {
+      site = new Map();
+      this.sites.set(siteId, site);
+    }
+    if (!known) this.drivers += 1;
+    site.set(point.userId, { userId: point.userId, recordedAtMs: point.recordedAtMs, lat: point.lat, lng: point.lng });
   }
 }
 

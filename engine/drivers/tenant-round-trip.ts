@@ -24,6 +24,13 @@ export async function inTenantRoundTrip<Row>(orm: MikroORM, siteId: string, buil
 /** A statement prepared once per pooled connection and run with `execute`: `types` are its parameters' types. */
 export type PreparedStatement = { name: string; types: string[]; sql: string };
 
+/**
+ * How PostgreSQL plans a prepared statement's execution (its `plan_cache_mode`, for that transaction only): `generic`
+ * reuses the plan the connection made at its first generic execution (no planning per call), `custom` plans again
+ * with the actual arguments and the table's current size.
+ */
+export type PlanMode = 'generic' | 'custom';
+
 /** The statements each pooled connection has prepared (a session keeps them until it closes). */
 const preparedOn = new WeakMap<PgClient, Set<string>>();
 
@@ -31,11 +38,17 @@ const preparedOn = new WeakMap<PgClient, Set<string>>();
  * {@link inTenantRoundTrip} for a prepared statement: `execute name(args)` with the tenant settings, one round trip
  * and one implicit transaction. The first use on a connection prepares the statement in a round trip of its own
  * (PREPARE is not transactional, so it is never sent with a statement that could fail after it). `args` are
- * literals (the connection's quoting for strings), so the statement is parsed and planned once per connection
- * instead of once per call.
+ * literals (the connection's quoting for strings), so the statement is parsed once per connection instead of once
+ * per call.
  * @returns the statement's rows
  */
-export async function executeInTenantRoundTrip<Row>(orm: MikroORM, siteId: string, statement: PreparedStatement, args: (literal: Literal) => string[]): Promise<Row[]> {
+export async function executeInTenantRoundTrip<Row>(
+  orm: MikroORM,
+  siteId: string,
+  statement: PreparedStatement,
+  plan: PlanMode,
+  args: (literal: Literal) => string[],
+): Promise<Row[]> {
   return onPooledConnection(orm, async (client, literal) => {
     let prepared = preparedOn.get(client);
     if (!prepared) {
@@ -46,20 +59,28 @@ export async function executeInTenantRoundTrip<Row>(orm: MikroORM, siteId: strin
       await client.query(`prepare ${statement.name} (${statement.types.join(', ')}) as ${statement.sql}`);
       prepared.add(statement.name);
     }
-    // Custom plans (for this transaction only): a generic plan is fixed with the statistics of its moment (none yet
-    // on a fresh table) and the default row estimate of an array parameter; the bench's capacity loop ran slower with
-    // it. Planning the prepared tree with the actual arrays costs a fraction of a millisecond; parsing and planning
-    // the inlined VALUES cost a few.
-    const settings = `${tenantSettings(literal, siteId)}, set_config('plan_cache_mode', 'force_custom_plan', true)`;
+    const settings = `${tenantSettings(literal, siteId)}, set_config('plan_cache_mode', 'force_${plan}_plan', true)`;
     return lastRows<Row>(client.query(`${settings}; execute ${statement.name}(${args(literal).join(', ')})`));
   });
+}
+
+/**
+ * What `escapeLiteral` changes: a quote or a backslash. Without either it returns the text between quotes, so that is
+ * answered at once; its per-character loop over a batch's array literals (hundreds of KB at capacity) cost ~5% of
+ * the location path's CPU.
+ */
+const NEEDS_ESCAPING = /['\\]/;
+
+/** `escape(value)` (the connection's quoting), answered at once for text that has nothing for it to change. */
+export function quoteLiteral(value: string, escape: (value: string) => string): string {
+  return NEEDS_ESCAPING.test(value) ? escape(value) : `'${value}'`;
 }
 
 async function onPooledConnection<T>(orm: MikroORM, work: (client: PgClient, literal: Literal) => Promise<T>): Promise<T> {
   const pool = orm.em.getConnection().getKnex().client as Pool;
   const client = await pool.acquireConnection();
   try {
-    return await work(client, (value) => client.escapeLiteral(value));
+    return await work(client, (value) => quoteLiteral(value, (text) => client.escapeLiteral(text)));
   } finally {
     await pool.releaseConnection(client);
   }

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import type { Clock } from '../clock.ts';
+import { inTenantRoundTrip } from '../drivers/tenant-round-trip.ts';
 import type { DurableQueue } from '../queue/durable-queue.ts';
 import { ETA_QUEUE } from './eta-check.ts';
 
@@ -31,20 +31,30 @@ export function etaWindowOf(now: Date): number {
  * in-progress job on a site with an enabled notification config are queued (one statement per feed interval with new drivers).
  */
 export function createEtaTrigger(deps: { orm: MikroORM; queue: DurableQueue; clock: Clock; logger: Logger }): EtaTrigger {
-  const lastWindow = new Map<string, number>();
+  /** Per site, each driver's last window: a lookup per moved driver builds no key. */
+  const lastWindow = new Map<string, Map<string, number>>();
   return {
     async driversMoved(siteId, userIds) {
       const window = etaWindowOf(deps.clock.now());
-      const fresh = [...new Set(userIds)].filter((userId) => lastWindow.get(`${siteId}/${userId}`) !== window);
+      let seen = lastWindow.get(siteId);
+      if (!seen) {
+        seen = new Map();
+        lastWindow.set(siteId, seen);
+      }
+      const fresh: string[] = [];
+      for (const userId of userIds) {
+        if (seen.get(userId) === window) continue;
+        seen.set(userId, window);
+        fresh.push(userId);
+      }
       if (fresh.length === 0) return;
-      for (const userId of fresh) lastWindow.set(`${siteId}/${userId}`, window);
-      const due = await inTenantScope(deps.orm, { siteId }, (em) =>
-        em.execute<{ driver_user_id: string }[]>(
-          `select distinct j.driver_user_id from job j
-           where j.site_id = ? and j.driver_user_id in (?) and j.phase in ('assigned', 'in_progress') and j.deleted_at is null
-             and exists (select 1 from eta_notification_config c where c.site_id = j.site_id and c.enabled)`,
-          [siteId, fresh],
-        ),
+      // One round trip (tenant settings and the read as one implicit transaction), not an ORM transaction's four:
+      // at a window's turn every moving driver is fresh, a read per feed interval.
+      const due = await inTenantRoundTrip<{ driver_user_id: string }>(deps.orm, siteId, (literal) =>
+        `select distinct j.driver_user_id from job j
+         where j.site_id = ${literal(siteId)} and j.driver_user_id in (${fresh.map(literal).join(', ')})
+           and j.phase in ('assigned', 'in_progress') and j.deleted_at is null
+           and exists (select 1 from eta_notification_config c where c.site_id = j.site_id and c.enabled)`,
       );
       for (const { driver_user_id: driverUserId } of due) {
         await deps.queue.add(ETA_QUEUE, 'eta.check', { site_id: siteId, driver_user_id: driverUserId }, {

@@ -18,6 +18,7 @@ import { Eta0017 } from './0017-eta.ts';
 import { DispatchIndex0018 } from './0018-dispatch-index.ts';
 import { DispatchChanges0019 } from './0019-dispatch-changes.ts';
 import { PositionChanges0020 } from './0020-position-changes.ts';
+import { PositionLogPlan0021 } from './0021-position-log-plan.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -40,4 +41,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0018-dispatch-index', class: DispatchIndex0018 },
   { name: '0019-dispatch-changes', class: DispatchChanges0019 },
   { name: '0020-position-changes', class: PositionChanges0020 },
+  { name: '0021-position-log-plan', class: PositionLogPlan0021 },
 ];
