@@ -8,6 +8,7 @@ import { LocationBatch, LocationFix, type DriverClientEvents, type DriverServerE
 import { authenticateHandshake } from './handshake.ts';
 import { createLocationQuota } from './location-quota.ts';
 import type { Presence } from './presence.ts';
+import type { SocketCredentials } from './socket-credentials.ts';
 import { driverRoom } from './rooms.ts';
 
 export type DriverNamespace = Namespace<DriverClientEvents, DriverServerEvents, Record<string, never>, SocketData>;
@@ -19,13 +20,14 @@ type DriverSocket = Socket<DriverClientEvents, DriverServerEvents, Record<string
  * as REST) and acknowledged after commit with one verdict per fix. Anything wrong is an `{error, code}` ack (and,
  * for the quota, an `error` event too); nothing a client sends can throw out of a handler.
  */
-export function serveDrivers(drivers: DriverNamespace, services: Services, presence: Presence): void {
+export function serveDrivers(drivers: DriverNamespace, services: Services, presence: Presence, credentials: SocketCredentials): void {
   const quota = createLocationQuota(services.config.realtime.locationEventsPerSecond);
-  drivers.use(authenticateHandshake(services, 'driver.self'));
+  drivers.use(authenticateHandshake(services, 'driver.self', credentials));
   drivers.on('connection', (socket: DriverSocket) => {
     const { siteId, userId } = socket.data;
     const quotaKey = `${siteId}:${userId}`;
     void socket.join(driverRoom(siteId, userId));
+    credentials.watch(socket);
     presence.connected(siteId, userId);
     socket.on('disconnect', () => presence.disconnected(siteId, userId));
 

@@ -7,6 +7,7 @@ import { isAllowed, type Access } from '../http/permissions.ts';
 import { parseHost } from '../http/tenancy.ts';
 import { hashToken, TOKEN_PREFIXES } from '../persistence/secrets.ts';
 import type { SocketData } from './events.ts';
+import type { SocketCredentials } from './socket-credentials.ts';
 
 /**
  * The credential of a handshake, the same ones as REST: `auth.token` or `Authorization: Bearer <token>` (an API key
@@ -36,9 +37,10 @@ function refusal(error: unknown): Error & { data: unknown } {
 
 /**
  * socket.io middleware for a namespace: the Host's site (exactly as REST resolves it), then the credential on that
- * site, then the namespace's permission. The socket's site and user are fixed here for its whole life.
+ * site, then the namespace's permission. The socket's site and user are fixed here for its whole life; its credential
+ * is watched for as long as it is open (`SocketCredentials`).
  */
-export function authenticateHandshake(services: Services, access: Access) {
+export function authenticateHandshake(services: Services, access: Access, credentials: SocketCredentials) {
   return async (socket: Socket, next: (error?: Error) => void): Promise<void> => {
     try {
       const now = services.clock.now().getTime();
@@ -54,6 +56,7 @@ export function authenticateHandshake(services: Services, access: Access) {
       await services.rateLimiter.consume(rateLimitKey(principal));
       const data: SocketData = { siteId: site.id, subdomain: site.subdomain, userId: principal.userId, role: principal.role, applicationId: principal.applicationId };
       socket.data = data;
+      credentials.admit(socket, credential, principal, access);
       next();
     } catch (error) {
       next(refusal(error));

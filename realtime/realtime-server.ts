@@ -7,6 +7,7 @@ import { serveDrivers, type DriverNamespace } from './driver-channel.ts';
 import { authenticateHandshake } from './handshake.ts';
 import { publishPositions, publishRelayed } from './live-feed.ts';
 import { createPresence } from './presence.ts';
+import { createSocketCredentials } from './socket-credentials.ts';
 import { dispatchRoom, staffRoom } from './rooms.ts';
 
 export type Realtime = { io: Server; close(): Promise<void> };
@@ -29,11 +30,13 @@ export function attachRealtime(server: HttpServer, services: Services): Realtime
 
   const drivers = io.of('/driver') as unknown as DriverNamespace;
   const presence = createPresence(services, drivers as unknown as Namespace);
-  serveDrivers(drivers, services, presence);
+  const credentials = createSocketCredentials(services);
+  serveDrivers(drivers, services, presence, credentials);
 
   const dispatch = io.of('/dispatch') as unknown as DispatchNamespace;
-  dispatch.use(authenticateHandshake(services, 'realtime.dispatch'));
+  dispatch.use(authenticateHandshake(services, 'realtime.dispatch', credentials));
   dispatch.on('connection', (socket) => {
+    credentials.watch(socket);
     void socket.join([dispatchRoom(socket.data.siteId), staffRoom(socket.data.siteId, socket.data.userId)]);
   });
 
@@ -48,6 +51,7 @@ export function attachRealtime(server: HttpServer, services: Services): Realtime
     async close() {
       open = false;
       presence.close();
+      credentials.close();
       await io.close();
       await Promise.allSettled([pub?.quit(), sub?.quit()]);
     },
