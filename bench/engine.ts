@@ -37,6 +37,7 @@ import { createRawInserter, cycleEntities, type Operation } from './support/work
 import { startCpuProfile } from './support/cpu-profile.ts';
 import { engineBenchOptions } from './support/engine-options.ts';
 import { databaseActivity, type ActivityDelta } from './support/database-activity.ts';
+import { postgresCpu } from './support/postgres-cpu.ts';
 
 const IDLE_ACTORS = 200_000;
 const RATE_SECONDS = 2;
@@ -85,6 +86,8 @@ async function main(): Promise<void> {
     cleanups.push({ name: 'close raw pool', run: () => raw.close() });
     const activity = await databaseActivity(database.url);
     cleanups.push({ name: 'close activity probe', run: () => activity.close() });
+    const pgCpu = await postgresCpu(database.url, database.name);
+    cleanups.push({ name: 'close PostgreSQL CPU probe', run: () => pgCpu.close() });
 
     // Separate jobs for the two command workloads: a job dispatch also moves its stop.
     let moves = 0;
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
       if (profileThis) await measureLoop(`${name} (warm-up)`, { ...LOOP, warmupSeconds: 0, durationSeconds: LOOP.warmupSeconds }, operation, progress);
       const profiler = await startCpuProfile(profileThis ? OPTIONS.profileFile : undefined);
       const before = await activity.sample();
-      const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress);
+      const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress, () => pgCpu.micros());
       const postgres = (await activity.sample()).since(before);
       await profiler.stop();
       if (profileThis) progress(`CPU profile of ${name}: ${OPTIONS.profileFile}`);
@@ -147,6 +150,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(`\n${setup.join('\n')}\n\n${formatEngineReport(actors.memory, actors.rates, rows, alone)}\n\n`);
     process.stdout.write(`goal (≥ ${whole(GOALS.actorsPerGiB)} idle actors per GiB): ${verdict(worstActors >= GOALS.actorsPerGiB)} (${whole(worstActors)})\n`);
+    process.stdout.write(`${baselineLine(raws.map((m) => m.perSecond))}\n`);
     process.stdout.write(`goal (commands ≥ ${GOALS.ratioToRaw}× raw inserts): ${verdict(worstRatio >= GOALS.ratioToRaw)} (${worstRatio.toFixed(2)}×)\n`);
     if (OPTIONS.custom) {
       progress(`options set (${OPTIONS.custom}): ${RESULTS_FILE} left as it was`);
@@ -167,6 +171,18 @@ async function main(): Promise<void> {
   } finally {
     await cleanup();
   }
+}
+
+/**
+ * The baseline's own steadiness: the raw runs (before and after the commands) and how far apart they are. A gap
+ * above 20% means something else ran on the machine during one of them; the ratios then lean on a disturbed mean.
+ */
+function baselineLine(rates: number[]): string {
+  const mean = rates.reduce((sum, r) => sum + r, 0) / rates.length;
+  const spread = rates.length > 1 ? (Math.max(...rates) - Math.min(...rates)) / mean : 0;
+  const runs = rates.map((r) => whole(r)).join(' / ');
+  const warning = spread > 0.2 ? ' — DISTURBED: the raw runs differ by more than 20%, compare CPU per operation instead' : '';
+  return `raw baseline: ${runs} per s (mean ${whole(mean)}, spread ${(100 * spread).toFixed(0)}%)${warning}`;
 }
 
 /** The statements (round trips) each command costs: 16 in flight as measured, then one at a time (a group of one). */

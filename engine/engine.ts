@@ -15,7 +15,7 @@ export type EngineDeps = {
   clock: Clock;
   maxActors?: number;
   idleMs?: number;
-  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 4). */
+  /** Group commit of transitions: most per transaction (default 32), transactions in flight (default 2, see GroupCommitOptions). */
   groupCommit?: { maxBatch?: number; maxConcurrent?: number };
 };
 
@@ -24,10 +24,10 @@ export type CommandContext = { siteId: string; actor: CommandActor };
 /** The one way in for state changes, shared by REST, sockets, timers and the simulator (DESIGN §3). */
 export type Engine = {
   /**
-   * Moves an entity: one at a time per entity (mailbox); the move, its cascades, audit and outbox in one savepoint
-   * of a transaction shared with the other moves that arrived meanwhile (group commit), answered once that
-   * transaction committed; on a race (version or unique key) the cached actor is dropped and the command retried
-   * once, then 409.
+   * Moves an entity: one at a time per entity (mailbox); the move, its cascades, audit and outbox in a transaction
+   * shared with the other moves that arrived meanwhile (group commit: their statements pipelined, a failed move
+   * writing nothing), answered once that transaction committed; on a race (version or unique key) the cached actor
+   * is dropped and the command retried once, then 409.
    */
   transition(ctx: CommandContext, kind: EntityKind, id: string, request: TransitionRequest, notes?: { cancellationNotes?: string }): Promise<Applied>;
   /**

@@ -11,6 +11,8 @@ export type LoopResult = {
   latencyMs: { mean: number; p50: number; p99: number; max: number };
   /** This process's CPU time (user + system, every thread: GC, the relay, the pool) per operation, and per second of wall time. */
   cpu: { msPerOperation: number; coresBusy: number };
+  /** CPU time of the PostgreSQL backends serving the bench database per operation (with `postgresMicros`), else null. */
+  postgresMsPerOperation: number | null;
 };
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight; the first failure rejects. */
@@ -33,8 +35,14 @@ function percentile(sorted: number[], p: number): number {
  * until the deadline. Operations still in flight at the deadline are awaited and counted, and the elapsed time runs
  * until the last one ends, so the rate is exactly completed operations over wall time.
  */
-async function loop(concurrency: number, seconds: number, operation: (lane: number) => Promise<void>): Promise<{ latencies: number[]; seconds: number; cpuMs: number }> {
+async function loop(
+  concurrency: number,
+  seconds: number,
+  operation: (lane: number) => Promise<void>,
+  postgresMicros?: () => Promise<number>,
+): Promise<{ latencies: number[]; seconds: number; cpuMs: number; postgresMs: number | null }> {
   const latencies: number[] = [];
+  const postgresBefore = await postgresMicros?.();
   const cpu = process.cpuUsage();
   const start = performance.now();
   const deadline = start + seconds * 1000;
@@ -48,11 +56,14 @@ async function loop(concurrency: number, seconds: number, operation: (lane: numb
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { latencies, seconds: (performance.now() - start) / 1000, cpuMs: (used.user + used.system) / 1000 };
+  const elapsed = (performance.now() - start) / 1000;
+  const postgresMs = postgresBefore === undefined || !postgresMicros ? null : ((await postgresMicros()) - postgresBefore) / 1000;
+  return { latencies, seconds: elapsed, cpuMs: (used.user + used.system) / 1000, postgresMs };
 }
 
 /**
- * A discarded warm-up (JIT, pool connections, PostgreSQL's caches) then the measured loop.
+ * A discarded warm-up (JIT, pool connections, PostgreSQL's caches) then the measured loop; `postgresMicros` (the
+ * database backends' CPU time so far, in µs) is sampled around the measured loop only.
  * @throws the first failed operation: a benchmark of errors is worthless
  */
 export async function measureLoop(
@@ -60,11 +71,12 @@ export async function measureLoop(
   settings: LoopSettings,
   operation: (lane: number) => Promise<void>,
   progress: (line: string) => void,
+  postgresMicros?: () => Promise<number>,
 ): Promise<LoopResult> {
   progress(`${workload}: warm-up ${settings.warmupSeconds} s, ${settings.concurrency} in flight`);
   await loop(settings.concurrency, settings.warmupSeconds, operation);
   progress(`${workload}: measuring ${settings.durationSeconds} s`);
-  const run = await loop(settings.concurrency, settings.durationSeconds, operation);
+  const run = await loop(settings.concurrency, settings.durationSeconds, operation, postgresMicros);
   const sorted = run.latencies.toSorted((a, b) => a - b);
   const result: LoopResult = {
     workload,
@@ -78,7 +90,9 @@ export async function measureLoop(
       max: round(sorted.at(-1) ?? 0),
     },
     cpu: { msPerOperation: Math.round((1000 * run.cpuMs) / sorted.length) / 1000, coresBusy: round(run.cpuMs / 1000 / run.seconds) },
+    postgresMsPerOperation: run.postgresMs === null ? null : Math.round((1000 * run.postgresMs) / sorted.length) / 1000,
   };
-  progress(`${workload}: ${Math.round(result.perSecond)} ops/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.cpu.msPerOperation} ms CPU each (${result.cpu.coresBusy} cores busy)`);
+  const postgres = result.postgresMsPerOperation === null ? '' : `, PostgreSQL ${result.postgresMsPerOperation} ms CPU each`;
+  progress(`${workload}: ${Math.round(result.perSecond)} ops/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.cpu.msPerOperation} ms CPU each (${result.cpu.coresBusy} cores busy)${postgres}`);
   return result;
 }

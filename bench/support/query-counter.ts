@@ -18,13 +18,21 @@ export type QueryCount = {
  * multi-statement query (control statements sent with the next one, in one round trip) shows each part, joined by `+`.
  */
 function shape(text: string): string {
-  const parts = text.split(/;\s+(?=savepoint |select set_config|update |insert |delete |select |with |commit|rollback)/i);
-  return parts.length > 1 ? parts.map(shapeOne).join(' + ') : shapeOne(text);
+  const parts = text.split(/;\s+(?=savepoint |select set_config|update |insert |delete |select |with |execute |commit|rollback)/i);
+  if (parts.length === 1) return shapeOne(text);
+  // A pipelined round carries one statement per unit: `execute engine_stmt_2 ×16`.
+  const runs: { shape: string; count: number }[] = [];
+  for (const part of parts.map(shapeOne)) {
+    const last = runs.at(-1);
+    if (last?.shape === part) last.count += 1;
+    else runs.push({ shape: part, count: 1 });
+  }
+  return runs.map((r) => (r.count > 1 ? `${r.shape} ×${r.count}` : r.shape)).join(' + ');
 }
 
 function shapeOne(text: string): string {
   const sql = text.replace(/\s+/g, ' ').trim();
-  const head = /^(select set_config|select pg_advisory_xact_lock|begin|commit|rollback|savepoint|release savepoint|insert into \S+|update \S+|delete from \S+|select .*? from \S+)/i.exec(sql);
+  const head = /^(select set_config|select pg_advisory_xact_lock|begin|commit|rollback|savepoint|release savepoint|execute [a-z_0-9]+|insert into \S+|update \S+|delete from \S+|select .*? from \S+)/i.exec(sql);
   return (head?.[1] ?? sql.slice(0, 60)).toLowerCase();
 }
 
@@ -48,8 +56,10 @@ export async function countQueries(count: number, operation: (i: number) => Prom
     const first = args[0];
     const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
     const statement = shape(text);
-    const transaction = statement === 'begin' ? [] : open.get(this);
-    if (statement === 'begin') open.set(this, transaction!);
+    // A BEGIN may travel with the statements after it (group commit): `begin + ...`.
+    const begins = statement === 'begin' || statement.startsWith('begin + ');
+    const transaction = begins ? [] : open.get(this);
+    if (begins) open.set(this, transaction!);
     if (!transaction) tally('none', [statement]);
     else transaction.push(statement);
     // The relay's transaction takes its own advisory lock; commands take others (a driver's day in dispatch).

@@ -173,10 +173,12 @@ async function update(
     return row;
   }
   // The stops this move cascades to, read in the same statement (its snapshot: as a read right after would see
-  // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own.
+  // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own;
+  // and the route the job was on before (the statement's snapshot of `job` is from before its own update).
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
     `with moved as (${sql})
-     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS}
+     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS},
+       (select j.route_id from job j where j.id = moved.id) as ${ROUTE_BEFORE}
      from moved`,
     params,
   );
@@ -184,7 +186,15 @@ async function update(
 }
 
 const STOPS = 'stops_read_with_move';
+const ROUTE_BEFORE = 'route_before_move';
 const stopsRead = new WeakMap<Applied, EntityRow[]>();
+const routesBefore = new WeakMap<Applied, string | null>();
+
+/**
+ * The route a job was on before its move (null: none), when the statement that moved it read it (a move that
+ * cascades to its stops); undefined otherwise.
+ */
+export const routeBeforeMove = (move: Applied): string | null | undefined => (routesBefore.has(move) ? routesBefore.get(move)! : undefined);
 
 /**
  * The job's stops as the statement that moved it read them (`select *` rows, in stop order), when its move
@@ -203,6 +213,7 @@ function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned:
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;
   if (stops) stopsRead.set(result, stops);
+  if (ROUTE_BEFORE in row) routesBefore.set(result, (row[ROUTE_BEFORE] as string | null) ?? null);
   return result;
 }
 

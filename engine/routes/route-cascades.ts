@@ -1,4 +1,4 @@
-import type { Applied, CommandScope, EntityKind, TransitionRequest } from '../commands/apply-transition.ts';
+import { routeBeforeMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from '../commands/apply-transition.ts';
 import type { JobRecord } from '../jobs/job-view.ts';
 import { removeJobFromRoute } from './route-membership.ts';
 import { findRoute, writeRouteChange } from './route-records.ts';
@@ -16,6 +16,9 @@ export async function afterJobMove(scope: CommandScope, applied: Applied, move: 
   const job = applied.entity as JobRecord;
   let routeId = job.routeId;
   if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
+    // A job that was on no route has no route stops (they are written and removed with `job.route_id`): nothing to
+    // take off, no route to complete, and no statement to send for it.
+    if (routeBeforeMove(applied) === null) return;
     const left = await scope.em.execute<{ route_id: string }[]>('delete from route_stop where job_id = ? and site_id = ? returning route_id', [job.id, scope.siteId]);
     const route = left[0] ? await findRoute(scope, left[0].route_id) : null;
     if (!route) return;

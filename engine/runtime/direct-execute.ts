@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { inlineValues, type InliningPlatform } from './inline-values.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
+import { RoundsAborted } from './statement-rounds.ts';
 
 type Method = 'all' | 'get' | 'run';
 type Internals = {
@@ -11,8 +12,14 @@ type Internals = {
 
 /** `sql` with `params` inlined as MikroORM itself inlines them (the text it would send). */
 export function formatSql(em: EntityManager, sql: string, params: readonly unknown[]): string {
-  return inlineValues((em as unknown as Internals).getPlatform(), sql, params);
+  return inlineValues(platformOf(em), sql, params);
 }
+
+/** The platform that quotes `em`'s values. */
+export const platformOf = (em: EntityManager): InliningPlatform => (em as unknown as Internals).getPlatform();
+
+/** Sends one raw SQL statement (`?` placeholders and their values) and resolves with `pg`'s result. */
+export type RawSender = (sql: string, params: readonly unknown[]) => Promise<unknown>;
 
 /**
  * A raw `pg` error (it has an SQLSTATE `code` and a `severity`) as MikroORM's exception class for it, so a unique
@@ -34,19 +41,35 @@ export function asDriverException(em: EntityManager, error: unknown): unknown {
  * calls (a knex builder instead of a string) and the ORM's own queries take the usual path.
  */
 export function executeDirectly(em: EntityManager, prefix: StatementPrefix): void {
+  const platform = platformOf(em);
+  installExecute(em, em, (sql, params) => prefix.run(inlineValues(platform, sql, params)));
+}
+
+/**
+ * A view of `em` (its state and methods, through the prototype) whose raw SQL strings are sent by `send`, as
+ * {@link executeDirectly} sends them: one unit's own `execute` over an EntityManager it shares with other units.
+ */
+export function executeThrough(em: EntityManager, send: RawSender): EntityManager {
+  const view = Object.create(em) as EntityManager;
+  installExecute(view, em, send);
+  return view;
+}
+
+function installExecute(target: EntityManager, em: EntityManager, send: RawSender): void {
   const internals = em as unknown as Internals;
-  const platform = internals.getPlatform();
   const connection = internals.getConnection();
   const driver = internals.getDriver();
   const usual = em.execute.bind(em);
   const direct = async (query: unknown, params: readonly unknown[] = [], method: Method = 'all', ...rest: unknown[]): Promise<unknown> => {
     if (typeof query !== 'string' || rest.length > 0) return (usual as (...args: unknown[]) => Promise<unknown>)(query, params, method, ...rest);
     try {
-      const result = await prefix.run(inlineValues(platform, query, params));
+      const result = await send(query, params);
       return connection.transformRawResult(result, method);
     } catch (error) {
+      // The pipelined batch's own abort is not the database's error: it passes as it is.
+      if (error instanceof RoundsAborted) throw error;
       throw driver.convertException(error as Error);
     }
   };
-  (em as unknown as { execute: typeof direct }).execute = direct;
+  (target as unknown as { execute: typeof direct }).execute = direct;
 }

@@ -25,9 +25,36 @@ export function inlineValues(platform: InliningPlatform, sql: string, params: re
   let from = 0;
   let next = 0;
   for (let at = sql.indexOf('?'); at !== -1; at = sql.indexOf('?', at + 1)) {
-    const value = params[next++];
-    text += sql.slice(from, at) + (typeof value === 'string' ? stringLiteral(value) : platform.quoteValue(value));
+    text += sql.slice(from, at) + quoteParam(platform, params[next++]);
     from = at + 1;
   }
   return text + sql.slice(from);
+}
+
+/** One value as {@link inlineValues} writes it in place of its `?`. */
+export const quoteParam = (platform: InliningPlatform, value: unknown): string => (typeof value === 'string' ? stringLiteral(value) : platform.quoteValue(value));
+
+/**
+ * `sql` with its `?` numbered (`$1`, `$2`...) for PREPARE, when each `?` stands for exactly one of `params` as
+ * {@link inlineValues} would write it: no identifiers or escaped marks, one `?` per value, and values that the
+ * platform writes as one literal (strings, numbers, booleans, dates, null, JSON objects; not arrays, which it expands
+ * into lists, nor raw SQL). Null otherwise.
+ */
+export function numberedPlaceholders(sql: string, params: readonly unknown[]): string | null {
+  if (sql.includes('??') || sql.includes('\\?') || !params.every(isOneLiteral)) return null;
+  let text = '';
+  let from = 0;
+  let next = 0;
+  for (let at = sql.indexOf('?'); at !== -1; at = sql.indexOf('?', at + 1)) {
+    text += `${sql.slice(from, at)}$${++next}`;
+    from = at + 1;
+  }
+  return next === params.length ? text + sql.slice(from) : null;
+}
+
+function isOneLiteral(value: unknown): boolean {
+  if (value === null || value === undefined || value instanceof Date) return true;
+  const type = typeof value;
+  if (type === 'string' || type === 'number' || type === 'boolean' || type === 'bigint') return true;
+  return type === 'object' && Object.getPrototypeOf(value) === Object.prototype && !('sql' in (value as object));
 }

@@ -1,12 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { answerLocally, isOwnOrControl, OWN, refuse, type Callback, type ConnectionState, type QueryConfig } from './connection-answers.ts';
 
 /** The bits of a `pg` Client this file uses. */
 export type PgConnection = {
   query: (...args: unknown[]) => unknown;
   escapeLiteral(value: string): string;
 };
-type QueryConfig = { text?: unknown; values?: unknown[] };
-type Callback = (error: Error | null, result: unknown) => void;
 
 /**
  * Lets a transaction send short statements (a SAVEPOINT, a `set_config`, the batch's audit and outbox INSERT) in the
@@ -33,12 +32,19 @@ export type StatementPrefix = {
   literal(value: string): string;
   /** Sends one statement (text only, values inlined) on the transaction's connection, with the queued prefix. */
   run(text: string): Promise<unknown>;
+  /**
+   * From now on, only `run` and the transaction's own BEGIN, COMMIT and ROLLBACK reach the connection: any other
+   * query (the ORM's, knex's) fails at once, without being sent, and `refused` turns true. For work that must see
+   * every statement it sends (pipelined group commit), where a statement sent behind its back could run under the
+   * wrong user's settings.
+   */
+  exclusive(): void;
+  /** True once a query was refused (see `exclusive`). */
+  readonly refused: boolean;
   /** Stops queuing on this connection; anything still queued is dropped. */
   detach(): void;
 };
 
-/** Per connection: what its current transaction queued. The wrapper around `query` is installed once and stays. */
-type ConnectionState = { queued: string[]; owner: object | null; beginDeferred: boolean };
 const states = new WeakMap<PgConnection, ConnectionState>();
 
 /** The `pg` connection under a MikroORM transaction (knex's transaction client hands back its one connection). */
@@ -56,7 +62,7 @@ async function connectionOf(tx: EntityManager): Promise<PgConnection> {
 function stateOf(connection: PgConnection): ConnectionState {
   let state = states.get(connection);
   if (state) return state;
-  const current: ConnectionState = { queued: [], owner: null, beginDeferred: false };
+  const current: ConnectionState = { queued: [], owner: null, beginDeferred: false, exclusive: false, refused: false };
   state = current;
   states.set(connection, current);
   // Looked up at each call, not kept: a wrapper installed on the prototype later (the bench's statement counter) still sees every query.
@@ -72,6 +78,7 @@ function stateOf(connection: PgConnection): ConnectionState {
       const answered = answerLocally(current, config, callback);
       if (answered) return answered;
     }
+    if (current.exclusive && !isOwnOrControl(config)) return refuse(current, callback);
     if (current.queued.length === 0) return original.apply(this, args);
     const prefix = current.queued;
     current.queued = [];
@@ -95,33 +102,6 @@ function stateOf(connection: PgConnection): ConnectionState {
   return current;
 }
 
-const BEGIN = /^\s*begin\s*;?\s*$/i;
-const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
-
-/**
- * With the transaction's BEGIN deferred (see `deferBegin`), knex's own BEGIN is answered here and queued to go out
- * with the first real statement; a ROLLBACK before anything was sent ends a transaction the server never saw, so it
- * is answered here too and the queue dropped. Anything else: undefined (the caller sends it).
- */
-function answerLocally(state: ConnectionState, config: QueryConfig | undefined, callback: unknown): Promise<void> | undefined {
-  const text = config && typeof config === 'object' && typeof config.text === 'string' ? config.text : undefined;
-  if (text === undefined || typeof callback !== 'function') return undefined;
-  const answer = (command: string) => {
-    queueMicrotask(() => (callback as Callback)(null, { command, rows: [], rowCount: null, fields: [] }));
-    return Promise.resolve();
-  };
-  if (BEGIN.test(text)) {
-    if (state.queued[0] !== 'begin') state.queued.unshift('begin');
-    return answer('BEGIN');
-  }
-  if (ROLLBACK.test(text)) {
-    state.queued = [];
-    state.beginDeferred = false;
-    return answer('ROLLBACK');
-  }
-  return undefined;
-}
-
 export async function attachStatementPrefix(tx: EntityManager): Promise<StatementPrefix> {
   return attachStatementPrefixTo(await connectionOf(tx));
 }
@@ -138,6 +118,8 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
   state.owner = owner;
   state.queued = [];
   state.beginDeferred = options.deferBegin === true;
+  state.exclusive = false;
+  state.refused = false;
   const mine = () => state.owner === owner;
   return {
     add: (statement) => {
@@ -155,13 +137,21 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
     literal: (value) => connection.escapeLiteral(value),
     run: (text) =>
       new Promise((resolve, reject) => {
-        connection.query({ text }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
+        connection.query({ text, [OWN]: true }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
       }),
+    exclusive: () => {
+      if (mine()) state.exclusive = true;
+    },
+    get refused() {
+      return mine() && state.refused;
+    },
     detach() {
       if (!mine()) return;
       state.owner = null;
       state.queued = [];
       state.beginDeferred = false;
+      state.exclusive = false;
+      state.refused = false;
     },
   };
 }
