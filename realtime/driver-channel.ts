@@ -55,7 +55,7 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
         failed(reply, error);
         return;
       }
-      services.locations.apply(siteId, userId, pings).then(
+      services.locations.apply(siteId, userId, pings, batch).then(
         (verdicts) => reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! }),
         (error: unknown) => failed(reply, error),
       );

@@ -50,13 +50,14 @@ export function authenticateHandshake(services: Services, access: Access, creden
       const site = await services.sites.resolve(target.subdomain);
       const credential = handshakeCredential(socket);
       if (!credential) throw ApiError.unauthorized('MISSING_CREDENTIALS', 'Send one credential: auth.token, Authorization: Bearer, x-api-key or x-access-token');
+      const clearsBefore = credentials.clears();
       const principal = await authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site.id, now);
       if (!isAllowed(access, principal.role)) throw ApiError.forbidden(access, principal.role);
       // A handshake counts against the credential's REST quota: a reconnect storm is throttled like requests.
       await services.rateLimiter.consume(rateLimitKey(principal));
       const data: SocketData = { siteId: site.id, subdomain: site.subdomain, userId: principal.userId, role: principal.role, applicationId: principal.applicationId };
       socket.data = data;
-      credentials.admit(socket, credential, principal, access);
+      credentials.admit(socket, credential, principal, access, clearsBefore);
       next();
     } catch (error) {
       next(refusal(error));

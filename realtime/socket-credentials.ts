@@ -7,7 +7,7 @@ import { ApiError, toApiError } from '../http/errors.ts';
 import { isAllowed, type Access } from '../http/permissions.ts';
 
 /** What the handshake accepted, kept in this process only (never in `socket.data`, which the adapter shares). */
-type Admission = { credential: Credential; access: Access; siteId: string; userId: string; expiresAt: number | null };
+type Admission = { credential: Credential; access: Access; siteId: string; userId: string; expiresAt: number | null; clears: number };
 
 /** How often sockets that send nothing (a dispatcher's) are checked for an expired access token. */
 const EXPIRY_SWEEP_MS = 10_000;
@@ -15,8 +15,13 @@ const EXPIRY_SWEEP_MS = 10_000;
 const RECHECK_CONCURRENCY = 8;
 
 export type SocketCredentials = {
-  /** Called by the handshake once `principal` was accepted for `access`. */
-  admit(socket: Socket, credential: Credential, principal: Principal, access: Access): void;
+  /** How many clears this process has seen: the handshake reads it before it authenticates. */
+  clears(): number;
+  /**
+   * Called by the handshake once `principal` was accepted for `access`; `clearsBefore` is what `clears()` said
+   * before authenticating: a revocation that landed meanwhile has the socket re-checked as soon as it connects.
+   */
+  admit(socket: Socket, credential: Credential, principal: Principal, access: Access, clearsBefore: number): void;
   /** Called on connection: the socket is checked until it closes. */
   watch(socket: Socket): void;
   close(): void;
@@ -28,17 +33,22 @@ export type SocketCredentials = {
  * refuses: the socket receives an `error` event `{error, code}` and is disconnected, and an event it sent meanwhile
  * is answered with that error. Expiry is checked on every event a socket sends and every 10 s for the silent ones;
  * anything else that can withdraw a credential clears the credential cache (in every process, through Redis), and
- * that re-checks every socket of this process against the database.
+ * that re-checks every socket of this process against the database, 8 at a time, each socket queued at most once
+ * however many clears arrive (a clear does not say what it withdrew, so every socket is suspect).
  */
 export function createSocketCredentials(services: Services): SocketCredentials {
   const admissions = new WeakMap<Socket, Admission>();
   const watched = new Set<Socket>();
+  /** Sockets with a re-check queued: repeated clears (a fleet signing out) queue each socket once, not once per clear. */
+  const queued = new Set<Socket>();
+  let clears = 0;
   const limit = pLimit(RECHECK_CONCURRENCY);
   let closed = false;
 
   const expired = (admission: Admission): boolean => admission.expiresAt !== null && admission.expiresAt <= services.clock.now().getTime();
 
   const recheck = async (socket: Socket): Promise<void> => {
+    queued.delete(socket);
     const admission = admissions.get(socket);
     if (!admission || !socket.connected) return;
     try {
@@ -54,9 +64,16 @@ export function createSocketCredentials(services: Services): SocketCredentials {
     }
   };
 
+  const queueRecheck = (socket: Socket): void => {
+    if (queued.has(socket)) return;
+    queued.add(socket);
+    void limit(() => recheck(socket));
+  };
+
   services.credentials.onClear(() => {
+    clears += 1;
     if (closed) return;
-    for (const socket of watched) void limit(() => recheck(socket));
+    for (const socket of watched) queueRecheck(socket);
   });
 
   const sweep = setInterval(() => {
@@ -68,12 +85,18 @@ export function createSocketCredentials(services: Services): SocketCredentials {
   sweep.unref();
 
   return {
-    admit(socket, credential, principal, access) {
-      admissions.set(socket, { credential, access, siteId: principal.siteId ?? '', userId: principal.userId, expiresAt: principal.expiresAt });
+    clears: () => clears,
+    admit(socket, credential, principal, access, clearsBefore) {
+      admissions.set(socket, { credential, access, siteId: principal.siteId ?? '', userId: principal.userId, expiresAt: principal.expiresAt, clears: clearsBefore });
     },
     watch(socket) {
       watched.add(socket);
-      socket.on('disconnect', () => watched.delete(socket));
+      socket.on('disconnect', () => {
+        watched.delete(socket);
+        queued.delete(socket);
+      });
+      // A revocation between the handshake's authentication and now found no socket to re-check: do it now.
+      if ((admissions.get(socket)?.clears ?? clears) !== clears) queueRecheck(socket);
       socket.use((packet, next) => {
         const admission = admissions.get(socket);
         if (!admission || !expired(admission)) return next();
@@ -86,6 +109,7 @@ export function createSocketCredentials(services: Services): SocketCredentials {
       closed = true;
       clearInterval(sweep);
       watched.clear();
+      queued.clear();
     },
   };
 }

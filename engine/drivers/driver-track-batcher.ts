@@ -25,10 +25,11 @@ type SiteQueue = { siteId: string; waiting: Waiting[]; busy: Set<string> };
 export type LocationTracker = {
   /**
    * Applies a driver's fixes (one event, or an offline batch in order); resolves with one verdict per fix.
+   * @param batch the fixes came as a batch (errors name `<index>.recorded_at`, also for a batch of one)
    * @throws DomainError 400 INVALID_RECORDED_AT (rejected, nothing applied) for a fix dated more than a minute ahead
    *   or at a time JavaScript cannot represent
    */
-  apply(siteId: string, userId: string, pings: LocationPing[]): Promise<LocationVerdict[]>;
+  apply(siteId: string, userId: string, pings: LocationPing[], batch?: boolean): Promise<LocationVerdict[]>;
   /** Listens for committed positions (coalesced: see `createAppliedFeed`). */
   onApplied(listener: AppliedListener): void;
   /** Commits what is waiting, waits for the transactions in flight, and refuses new fixes. */
@@ -145,7 +146,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
   }
 
   return {
-    apply(siteId, userId, pings) {
+    apply(siteId, userId, pings, batch = pings.length > 1) {
       if (closed) return Promise.reject(new Error('the location tracker is closed'));
       if (pings.length === 0) return Promise.resolve([]);
       // Each fix's time is parsed once, here: the statement takes epoch milliseconds.
@@ -153,7 +154,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
       const times = pings.map((ping) => Date.parse(ping.recorded_at));
       for (const [index, recordedAtMs] of times.entries()) {
         const problem = fixTimeProblem(recordedAtMs, nowMs);
-        if (problem) return Promise.reject(new DomainError(400, 'INVALID_RECORDED_AT', `recorded_at ${problem}`, pings.length > 1 ? `${index}.recorded_at` : 'recorded_at'));
+        if (problem) return Promise.reject(new DomainError(400, 'INVALID_RECORDED_AT', `recorded_at ${problem}`, batch ? `${index}.recorded_at` : 'recorded_at'));
       }
       const site = siteQueue(siteId);
       const arrivedAt = performance.now();

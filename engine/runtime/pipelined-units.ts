@@ -18,14 +18,17 @@ const READS = /^\s*select\b/i;
  * savepoints. That is: a unit that failed after a write (its writes cannot be undone alone), a failed statement (it
  * cannot be told whose), a query the ORM sent of its own (it would run under whichever user the last statement set;
  * the connection refuses it unsent), and ORM changes left for a flush.
- * @returns each unit's outcome, in batch order; null when the batch was aborted (nothing of it may commit)
+ * @returns each unit's outcome in the order the units finished, which is the order of their writes (a unit whose
+ *   last write went in a later round finishes later): audit and outbox rows follow it, so an entity's events keep
+ *   their version order; null when the batch was aborted (nothing of it may commit)
  */
 export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers, prefix: StatementPrefix, prepared: PreparedStatements): Promise<Outcome<T>[] | null> {
   prefix.exclusive();
   const rounds = new StatementRounds({ send: (text) => prefix.run(text), literal: (value) => prefix.literal(value), units: batch.length });
   let executed = false;
-  const outcomes = await Promise.all(
-    batch.map(async (member): Promise<Outcome<T>> => {
+  const finished: Outcome<T>[] = [];
+  await Promise.all(
+    batch.map(async (member): Promise<void> => {
       const { userId } = member.unit;
       const em = managers.of(userId);
       const platform = platformOf(em);
@@ -41,19 +44,20 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
         const value = await member.unit.work(view);
         if (prefix.refused) rounds.abort('the ORM sent a query of its own');
         else if (hasUnflushedChanges(em)) rounds.abort('a unit left ORM changes to flush');
-        return { member, ok: true, value };
+        finished.push({ member, ok: true, value });
       } catch (error) {
         if (prefix.refused) rounds.abort('the ORM sent a query of its own');
         else if (wrote) rounds.abort('a unit failed after writing');
-        return { member, ok: false, error };
+        finished.push({ member, ok: false, error });
       } finally {
         rounds.finished();
       }
     }),
   );
-  // A failed statement may have been a prepared one that can no longer run (its plan outlived a schema change).
-  if (rounds.statementFailed && executed) prepared.forgetAll();
-  return rounds.aborted ? null : outcomes;
+  // A failed statement may have been a prepared one that can no longer run (its plan outlived a schema change);
+  // a data error (a unique violation the engine retries) keeps the session's statements.
+  if (rounds.failedOnSchema && executed) prepared.forgetAll();
+  return rounds.aborted ? null : finished;
 }
 
 /** True when the unit of work holds entities (loaded, created or removed) a flush could write. */

@@ -55,7 +55,7 @@ export class PreparedStatements {
 
   /**
    * Outside any transaction, on the connection these belong to: deallocates after `forgetAll`, then prepares the
-   * statements wanted since the last sync, each in its own query (one that PostgreSQL refuses is never tried again).
+   * statements wanted since the last sync, each in its own query (one that PostgreSQL cannot prepare is never tried again).
    */
   async sync(connection: PgConnection): Promise<void> {
     if (this.deallocate) {
@@ -77,8 +77,13 @@ export class PreparedStatements {
       try {
         await query(connection, `prepare ${name} as ${numbered}`);
         this.prepared.add(sql);
-      } catch {
-        unpreparable.add(sql);
+      } catch (error) {
+        const code = String((error as { code?: unknown }).code ?? '');
+        // Already prepared (a DEALLOCATE that failed): usable. A statement PostgreSQL cannot prepare (class 42: a
+        // parameter whose type it cannot infer) is never tried again; anything else (a lock timeout, a dropped
+        // connection) is this connection's trouble, and the statement may be wanted again later.
+        if (code === '42P05') this.prepared.add(sql);
+        else if (code.startsWith('42')) unpreparable.add(sql);
       }
     }
   }

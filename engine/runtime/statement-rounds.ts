@@ -1,6 +1,9 @@
 /** A `pg` result of one statement (what `transformRawResult` takes). */
 export type RawResult = unknown;
 
+/** 0A000 feature_not_supported (a cached plan whose result type changed), 26000 invalid_sql_statement_name, 42P01 undefined_table, 42703 undefined_column. */
+const STALE_PLAN_CODES = new Set(['0A000', '26000', '42P01', '42703']);
+
 /** Why a pipelined batch stopped: the transaction must roll back and its units run another way. */
 export class RoundsAborted extends Error {
   constructor(reason: string) {
@@ -38,6 +41,8 @@ export class StatementRounds {
   private inFlight = false;
   private abortedBy: RoundsAborted | null = null;
   private failed = false;
+  /** SQLSTATE of the failed round's error, when PostgreSQL gave one. */
+  private failureCode: string | undefined;
 
   constructor(private readonly options: StatementRoundsOptions) {
     this.running = options.units;
@@ -70,9 +75,13 @@ export class StatementRounds {
     return this.abortedBy !== null;
   }
 
-  /** True when a round's query failed (a statement of it, or the connection). */
-  get statementFailed(): boolean {
-    return this.failed;
+  /**
+   * True when the failure is one a prepared statement's stale plan or a schema change causes ("cached plan must
+   * not change result type", a table, column or prepared statement gone), not an ordinary data error such as a
+   * unique violation, which the engine retries and which says nothing about the session's prepared statements.
+   */
+  get failedOnSchema(): boolean {
+    return this.failed && this.failureCode !== undefined && STALE_PLAN_CODES.has(this.failureCode);
   }
 
   /**
@@ -124,6 +133,7 @@ export class StatementRounds {
       (error: unknown) => {
         this.inFlight = false;
         this.failed = true;
+        this.failureCode = (error as { code?: unknown }).code === undefined ? undefined : String((error as { code: unknown }).code);
         this.abort(`a statement failed (${error instanceof Error ? error.message : String(error)})`);
         for (const statement of round) statement.reject(this.abortedBy);
       },

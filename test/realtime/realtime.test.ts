@@ -140,6 +140,8 @@ describe('locations', () => {
     // A leap second is valid RFC 3339 but no JavaScript time: refused, never a server error.
     const leap = { lat: 48.85, lng: 2.35, recorded_at: '2016-12-31T23:59:60Z' };
     expect(await ask<BatchAck>(driver, 'locations', [fix(-1000), leap])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '1.recorded_at' }] });
+    expect(await ask<BatchAck>(driver, 'locations', [leap])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '0.recorded_at' }] });
+    expect(await ask<Ack>(driver, 'location', leap)).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: 'recorded_at' }] });
     const { access_token } = await signIn(server.client('acme'), acme.users.driver.email, acme.users.driver.password);
     const rest = await server.client('acme').as({ accessToken: access_token }).post('/api/driver/location', leap);
     expect(rest.status).toBe(400);

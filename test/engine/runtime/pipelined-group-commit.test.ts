@@ -161,4 +161,14 @@ describe('pipelined group commit (a batch’s units at the same time, their stat
     expect(third.length).toBeGreaterThan(0);
     expect(third.every((s) => s.prepared && s.queries === 3)).toBe(true);
   });
+
+  it('writes the batch statement (audit and outbox) in the order the units wrote, not the order they arrived', async () => {
+    let written: number[] = [];
+    const groupCommit = new GroupCommit<number>({ orm: server.services.db.orm, maxConcurrent: 1, commitStatement: (values) => ((written = values), null) });
+    // The first to arrive reads before it writes, so the second one's update of the same row goes first.
+    const first = groupCommit.run({ siteId: acme.site.id, userId: acme.users.admin.id, work: async (em) => (await em.execute('select 1'), bump('a')(em)) });
+    const second = groupCommit.run({ siteId: acme.site.id, userId: acme.users.admin.id, work: bump('a') });
+    expect(await Promise.all([first, second])).toEqual([2, 1]);
+    expect(written).toEqual([1, 2]);
+  });
 });
