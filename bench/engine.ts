@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { defaultJobWorkflow, measureIdleActors, measureRates, type MemoryResult } from './support/actor-memory.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
-import { createBenchDatabase } from './support/bench-database.ts';
+import { createBenchDatabase, settleWrites } from './support/bench-database.ts';
 import { measureLoop, type LoopResult, type LoopSettings } from './support/command-load.ts';
 import { createJobs, dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
@@ -107,6 +107,8 @@ async function main(): Promise<void> {
     for (const [index, key] of OPTIONS.workloads.entries()) {
       const [base, operation] = named[key];
       const name = key === 'raw' && OPTIONS.workloads.indexOf('raw') < index ? `${base.slice(0, -1)}, again)` : base;
+      // Each workload starts with nothing left to write from the one before.
+      await settleWrites();
       const profileThis: boolean = !profiled && key === OPTIONS.profileWorkload && OPTIONS.profileFile !== undefined;
       // A profile covers the measured part only: the warm-up runs first, outside it.
       if (profileThis) await measureLoop(`${name} (warm-up)`, { ...LOOP, warmupSeconds: 0, durationSeconds: LOOP.warmupSeconds }, operation, progress);

@@ -11,7 +11,8 @@
  *   memory are its own. One socket per simulated driver, WebSocket transport, each with its own API key.
  * - Fresh PostgreSQL database as a non-superuser role (row-level security on), Redis under a fresh prefix (the
  *   socket.io Redis adapter is on, as with REDIS_URL in production). Both deleted at the end.
- * - 1 Hz phase: every socket sends one fix a second for 10 s, phases spread evenly (open loop, acks awaited
+ * - 1 Hz phase: after a 2 s warm-up at the same rate (discarded; its p50/p99 are printed in the progress), every
+ *   socket sends one fix a second for 10 s, phases spread evenly (open loop, acks awaited
  *   asynchronously); latency = emit → ack in the client. Server CPU = the Node process's user+system time over the
  *   phase (PostgreSQL's and Redis's CPU are not in it); PG µs/ack = the CPU time of the PostgreSQL backends serving
  *   the bench database over the phase, per ack (the figure to compare across runs on a shared machine).
@@ -51,6 +52,8 @@ import { writeResults } from './support/report.ts';
 /** `BENCH_REALTIME_SIZES=5000` runs one size (the first size listed also runs the capacity loop). */
 const SIZES = (process.env.BENCH_REALTIME_SIZES ?? '1000,5000').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_REALTIME_SECONDS ?? 10);
+/** Seconds of 1 Hz streaming before each measured phase (BENCH_REALTIME_WARMUP). */
+const WARMUP_SECONDS = Number(process.env.BENCH_REALTIME_WARMUP ?? 2);
 const CAPACITY_SECONDS = Math.max(1, Math.round(SECONDS / 2));
 const GOALS = { p99Ms: 25, kbPerConnection: 40, capacityRatio: 0.5 };
 const SUBDOMAIN = 'fleet';
@@ -131,6 +134,10 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     const connected = await clients.ask({ type: 'connect', port: target.port, host: `${SUBDOMAIN}.localhost:${target.port}`, tokens: tokens.slice(0, drivers) });
     await pause(1000);
     const after = memory();
+    // Warm-up, discarded as the HTTP and engine benches discard theirs: in its first second every driver's first fix
+    // creates the driver's rows (5,000 inserts at once); the measured phase is the steady state of 1 Hz streams.
+    const warm = await clients.ask({ type: 'stream', seconds: WARMUP_SECONDS, hz: 1 });
+    progress(`${target.name}: ${drivers} drivers, ${WARMUP_SECONDS} s warm-up (discarded): p50 ${fixed(warm.stream!.latencyMs.p50, 2)} ms, p99 ${fixed(warm.stream!.latencyMs.p99, 2)} ms`);
     progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
     const label = `${target.profileAs}-${drivers}`;
     const { result, cpuMicros, dbMicros, seconds, loop } = await cpuOver(target.database, () => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));

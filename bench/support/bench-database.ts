@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 
-/** The local superuser (trust auth): used only to create and drop the bench role and database. */
+/** The local superuser (trust auth): used only to create and drop the bench role and database, and to checkpoint. */
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
@@ -42,4 +42,14 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     url: url.toString(),
     drop: () => asAdmin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
+}
+
+/**
+ * Writes every dirty buffer out (CHECKPOINT) and lets the kernel's write-back drain, so a workload does not pay for
+ * the pages the previous one dirtied: without it, the raw INSERT baseline measured after the command workloads ran
+ * at half its first speed (its WAL fsyncs queued behind the write-back of ~200 MB of pages).
+ */
+export async function settleWrites(): Promise<void> {
+  await asAdmin((client) => client.query('checkpoint'));
+  await new Promise((resolve) => setTimeout(resolve, 2000));
 }
