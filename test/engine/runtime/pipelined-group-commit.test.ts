@@ -164,7 +164,7 @@ describe('pipelined group commit (a batch’s units at the same time, their stat
 
   it('writes the batch statement (audit and outbox) in the order the units wrote, not the order they arrived', async () => {
     let written: number[] = [];
-    const groupCommit = new GroupCommit<number>({ orm: server.services.db.orm, maxConcurrent: 1, commitStatement: (values) => ((written = values), null) });
+    const groupCommit = new GroupCommit<number>({ orm: server.services.db.orm, maxConcurrent: 1, commitStatement: (batchValues) => ((written = batchValues), null) });
     // The first to arrive reads before it writes, so the second one's update of the same row goes first.
     const first = groupCommit.run({ siteId: acme.site.id, userId: acme.users.admin.id, work: async (em) => (await em.execute('select 1'), bump('a')(em)) });
     const second = groupCommit.run({ siteId: acme.site.id, userId: acme.users.admin.id, work: bump('a') });
