@@ -29,6 +29,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
   services.outboxRelay.start();
   // Consumers of committed events that every API process runs (webhook delivery is started separately).
   await services.queue.process(EVENT_QUEUES.earnings, createEarningsConsumer({ orm: services.db.orm, logger: services.logger }), { concurrency: 2 });
+  // Drivers whose sockets closed go offline when their grace period ends, whichever process it ends in.
+  await realtime.start();
   // Scheduled dispatches fall due and auto dispatch runs in every API process (DESIGN §7).
   const dispatchWorker = await startDispatchWorker(services);
   // ETA checks of moving drivers and the notifications they make due (issue 5), in every API process.

@@ -10,7 +10,12 @@ import { createPresence } from './presence.ts';
 import { createSocketCredentials } from './socket-credentials.ts';
 import { dispatchRoom, staffRoom } from './rooms.ts';
 
-export type Realtime = { io: Server; close(): Promise<void> };
+export type Realtime = {
+  io: Server;
+  /** Starts the background work sockets need (the consumer of drivers' disconnect grace periods). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+};
 
 type DispatchNamespace = Namespace<DispatchClientEvents, DispatchServerEvents, Record<string, never>, SocketData>;
 
@@ -47,6 +52,7 @@ export function attachRealtime(server: HttpServer, services: Services): Realtime
 
   return {
     io,
+    start: () => presence.start(),
     /** Closes every socket, the adapter and the HTTP server socket.io is attached to. */
     async close() {
       open = false;

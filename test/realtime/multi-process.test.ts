@@ -59,4 +59,25 @@ describe('two server processes behind Redis', () => {
     for (const feed of feeds) expect(feed.filter((e) => e.entity_id === job.id).map((e) => e.event)).toEqual(['job:create']);
     for (const socket of sockets) socket.close();
   }, 30_000);
+
+  it('take a driver offline when the grace period ends, though the process the driver left was killed meanwhile', async () => {
+    const env = {
+      DATABASE_URL: server.databaseUrl,
+      REDIS_URL: server.services.config.redisUrl!,
+      REDIS_PREFIX: server.services.config.redisPrefix,
+      SECRET_KEY: server.services.config.secretKey,
+      DRIVER_DISCONNECT_GRACE_SECONDS: '2',
+    };
+    const doomed = await startServerProcess(env);
+    processes.push(doomed);
+    const driver = doomed.client('acme').as({ apiKey: acme.keys.driver });
+    expect((await driver.put('/api/driver/status', { availability: 'available' })).status).toBe(200);
+    const socket = await connectSocket(doomed.port, 'acme', '/driver', { token: acme.keys.driver });
+    socket.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await doomed.kill('SIGKILL'); // no shutdown, no timer left anywhere: only the queued grace period remains
+    const availability = async () => (await acme.as.driver.get<{ data: { availability: string } }>('/api/driver/location')).body.data.availability;
+    expect(await availability()).toBe('available');
+    await waitFor('the driver offline after the grace period', async () => (await availability()) === 'offline', 10_000);
+  }, 60_000);
 });
