@@ -40,17 +40,24 @@ export async function findOrCreateCustomer(em: EntityManager, actor: AuditActor,
   // API keys' service accounts live on the reserved .invalid TLD (RFC 2606) and no real person can, so it is
   // refused outright (service-account emails keep upper-case ULIDs, which a lower-cased lookup would miss).
   if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'customer_email');
-  const existing = await em.findOne(UserSchema, { email });
+  let existing = await em.findOne(UserSchema, { email });
   if (!existing) {
-    const view = await createUser(em, actor, { siteId }, {
-      email,
-      first_name: input.first_name,
-      last_name: input.last_name,
-      phone: input.phone,
-      phone_country: input.phone_country,
-      role: 'customer',
-    });
-    return view.user;
+    try {
+      const view = await createUser(em, actor, { siteId }, {
+        email,
+        first_name: input.first_name,
+        last_name: input.last_name,
+        phone: input.phone,
+        phone_country: input.phone_country,
+        role: 'customer',
+      });
+      return view.user;
+    } catch (error) {
+      // Another command (a concurrent job for the same new customer) committed this user between the lookup and
+      // createUser's check, which as a later statement sees it: find it as if it had been there all along.
+      if (!(error instanceof DomainError && error.code === 'EMAIL_TAKEN')) throw error;
+      existing = await em.findOneOrFail(UserSchema, { email });
+    }
   }
   if (existing.isServiceAccount) {
     throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key and cannot be a customer`, 'customer_email');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type SiteFixture } from '../support/fixtures.ts';
-import { createJob } from '../support/job-fixtures.ts';
+import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
@@ -132,5 +132,12 @@ describe('customers', () => {
     expect(await metrics(sites.globex, start, end)).toMatchObject({ active_in_range: 0, customer_cancellation_rate: 0 });
     const reversed = await sites.acme.as.dispatcher.get<Failure>(`/api/customer/metrics?from=${end.toISOString()}&to=${start.toISOString()}`);
     expect([reversed.status, reversed.body.code]).toEqual([400, 'INVALID_RANGE']);
+  });
+
+  it('finds or creates an inline customer once when many jobs name the same new customer at the same time', async () => {
+    const email = 'rush@shop.example';
+    const created = await Promise.all(Array.from({ length: 12 }, () => sites.acme.as.dispatcher.post<{ data: { customer_user_id: string } }>('/api/job', jobRequest({ customer_email: email }))));
+    expect(created.map((response) => response.status)).toEqual(Array.from({ length: 12 }, () => 201));
+    expect(new Set(created.map((response) => response.body.data.customer_user_id)).size).toBe(1);
   });
 });
