@@ -1,7 +1,7 @@
 import { applyTransition, loadEntity, type CommandScope, type TransitionRequest } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
-import type { JobRecord, StopRecord } from '../jobs/job-view.ts';
+import type { JobRecord } from '../jobs/job-view.ts';
 
 /**
  * The driver's own job, read in the command's transaction: checking ownership there (not before the command)
@@ -23,17 +23,4 @@ export async function moveOwnJob(scope: CommandScope, jobId: string, request: Tr
   if (!job) throw DomainError.notFound('Job', jobId);
   const applied = await applyTransition(scope, 'job', jobId, request, notes, job);
   await applyCascades(scope, applied, notes);
-}
-
-/**
- * Moves a stop of one of the driver's jobs; the job follows by the cascade rules (all stops done completes it).
- * Run it under the stop's mailbox key, as POST /stop/state does, so both paths queue behind each other.
- * @returns the stop's job id
- */
-export async function moveOwnStop(scope: CommandScope, stopId: string, toStateId: string, notes: { cancellationNotes?: string } = {}): Promise<string> {
-  const stop = (await loadEntity(scope, 'stop', stopId)) as StopRecord | null;
-  if (!stop || !(await ownJob(scope, stop.jobId))) throw DomainError.notFound('Stop', stopId);
-  const applied = await applyTransition(scope, 'stop', stopId, { kind: 'move', toStateId }, notes, stop);
-  await applyCascades(scope, applied, notes);
-  return stop.jobId;
 }
