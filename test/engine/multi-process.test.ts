@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createOperator, createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { sharedEnv, startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 let server: TestServer;
@@ -12,13 +12,7 @@ let processes: ServerProcess[];
 beforeAll(async () => {
   server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
   acme = await createSiteFixture(server, 'acme');
-  const env = {
-    DATABASE_URL: server.databaseUrl,
-    REDIS_URL: server.services.config.redisUrl!,
-    REDIS_PREFIX: server.services.config.redisPrefix,
-    SECRET_KEY: server.services.config.secretKey,
-    RATE_LIMIT_POINTS: '100000',
-  };
+  const env = sharedEnv(server, { RATE_LIMIT_POINTS: '100000' });
   processes = await Promise.all([startServerProcess(env), startServerProcess(env)]);
 }, 60_000);
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { EVENT_QUEUES } from '../../engine/outbox/event-queues.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { jobRequest, stateIds } from '../support/job-fixtures.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { sharedEnv, startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -17,13 +17,7 @@ beforeAll(async () => {
   // Only the server processes under test may relay this database's outbox.
   await server.services.outboxRelay.stop();
   acme = await createSiteFixture(server, 'acme');
-  env = {
-    DATABASE_URL: server.databaseUrl,
-    REDIS_URL: server.services.config.redisUrl!,
-    REDIS_PREFIX: server.services.config.redisPrefix,
-    SECRET_KEY: server.services.config.secretKey,
-    RATE_LIMIT_POINTS: '100000',
-  };
+  env = sharedEnv(server, { RATE_LIMIT_POINTS: '100000' });
 }, 60_000);
 afterAll(async () => {
   await Promise.all(started.map((p) => p.kill('SIGKILL')));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { createJob } from '../support/job-fixtures.ts';
-import { startServerProcess, type ServerProcess } from '../support/server-process.ts';
+import { sharedEnv, startServerProcess, type ServerProcess } from '../support/server-process.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { ask, collect, connectSocket } from './socket-client.ts';
@@ -18,12 +18,7 @@ beforeAll(async () => {
   server = await startTestServer();
   acme = await createSiteFixture(server, 'acme');
   globex = await createSiteFixture(server, 'globex');
-  const env = {
-    DATABASE_URL: server.databaseUrl,
-    REDIS_URL: server.services.config.redisUrl!,
-    REDIS_PREFIX: server.services.config.redisPrefix,
-    SECRET_KEY: server.services.config.secretKey,
-  };
+  const env = sharedEnv(server);
   // One after the other (a busy machine starts one in time more surely than two), each kept as soon as it runs so
   // afterAll stops it whatever happens next.
   for (let i = 0; i < 2; i += 1) processes.push(await startServerProcess(env));
@@ -61,13 +56,7 @@ describe('two server processes behind Redis', () => {
   }, 30_000);
 
   it('take a driver offline when the grace period ends, though the process the driver left was killed meanwhile', async () => {
-    const env = {
-      DATABASE_URL: server.databaseUrl,
-      REDIS_URL: server.services.config.redisUrl!,
-      REDIS_PREFIX: server.services.config.redisPrefix,
-      SECRET_KEY: server.services.config.secretKey,
-      DRIVER_DISCONNECT_GRACE_SECONDS: '2',
-    };
+    const env = sharedEnv(server, { DRIVER_DISCONNECT_GRACE_SECONDS: '2' });
     const doomed = await startServerProcess(env);
     processes.push(doomed);
     const driver = doomed.client('acme').as({ apiKey: acme.keys.driver });

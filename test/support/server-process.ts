@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { ApiClient } from './http-client.ts';
+import type { TestServer } from './test-server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -60,4 +61,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       await exited;
     },
   };
+}
+
+/** The environment under which a server process shares the test server's database, Redis prefix and secret key. */
+export function sharedEnv(server: TestServer, extra: Record<string, string> = {}): Record<string, string> {
+  const { redisUrl, redisPrefix, secretKey } = server.services.config;
+  return { DATABASE_URL: server.databaseUrl, REDIS_URL: redisUrl!, REDIS_PREFIX: redisPrefix, SECRET_KEY: secretKey, ...extra };
 }
