@@ -35,38 +35,54 @@ export function appendOutbox(em: EntityManager, event: DomainEvent): void {
   em.create(OutboxMessageSchema, outboxValues(event));
 }
 
-const AUDIT_COLUMNS = 'id, site_id, user_id, application_id, action, entity_type, entity_id, changes, previous_data, new_data, request_id, created_at';
-const OUTBOX_COLUMNS = 'id, site_id, event, entity_type, entity_id, entity_version, payload, created_at';
-/** `(?, ?, ...), (?, ?, ...)`: `count` rows of `width` placeholders. */
-const rows = (count: number, width: number): string =>
-  Array.from({ length: count }, () => `(${Array.from({ length: width }, () => '?').join(', ')})`).join(', ');
-const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+const AUDIT_COLUMNS = 'id, site_id, user_id, application_id, action, entity_type, entity_id, changes, previous_data, new_data, request_id';
+const AUDIT_TYPES = 'id text, site_id text, user_id text, application_id text, action text, entity_type text, entity_id text, changes jsonb, previous_data jsonb, new_data jsonb, request_id text';
+const OUTBOX_COLUMNS = 'id, site_id, event, entity_type, entity_id, entity_version, payload';
+const OUTBOX_TYPES = 'id text, site_id text, event text, entity_type text, entity_id text, entity_version integer, payload jsonb';
 
 /**
- * Writes audit records and outbox rows in one statement (a data-modifying CTE, one multi-row INSERT each), outside
- * the unit of work: the command path's bulk equivalent of `recordAudit` + `appendOutbox`. Outbox rows are inserted
- * in the order given (`outbox.seq` follows it), so pass them in event order, after the rows they describe are written.
+ * The same text whatever the number of rows (so a session prepares it once): the rows travel as two JSON arrays,
+ * expanded by `jsonb_to_recordset`, and the outbox rows are inserted in array order (`outbox.seq` follows it).
+ * A JSON null becomes an SQL null.
+ */
+const AUDIT_AND_OUTBOX_SQL = `with audit as (
+  insert into audit_record (${AUDIT_COLUMNS}, created_at) select ${AUDIT_COLUMNS}, ?::timestamptz from jsonb_to_recordset(?::jsonb) as r(${AUDIT_TYPES}))
+insert into outbox (${OUTBOX_COLUMNS}, created_at)
+select ${OUTBOX_COLUMNS}, ?::timestamptz from rows from (jsonb_to_recordset(?::jsonb) as (${OUTBOX_TYPES})) with ordinality as r order by r.ordinality`;
+
+/**
+ * Writes audit records and outbox rows in one statement (a data-modifying CTE), outside the unit of work: the
+ * command path's bulk equivalent of `recordAudit` + `appendOutbox`. Outbox rows are inserted in the order given
+ * (`outbox.seq` follows it), so pass them in event order, after the rows they describe are written.
  */
 export async function insertAuditAndOutbox(em: EntityManager, audits: AuditRecordValues[], events: DomainEvent[]): Promise<void> {
   const statement = auditAndOutboxStatement(audits, events);
   if (statement) await em.execute(statement.sql, statement.params, 'run');
 }
 
-/** The statement `insertAuditAndOutbox` sends (`?` placeholders and their values), or null when there is nothing to write. */
+/**
+ * The statement `insertAuditAndOutbox` sends (`?` placeholders and their values; its text is always the same), or
+ * null when there is nothing to write.
+ */
 export function auditAndOutboxStatement(audits: AuditRecordValues[], events: DomainEvent[]): { sql: string; params: unknown[] } | null {
   if (audits.length === 0 && events.length === 0) return null;
   const now = new Date();
-  const params: unknown[] = [];
-  for (const a of audits) {
-    params.push(a.id, a.siteId, a.userId, a.applicationId, a.action, a.entityType, a.entityId, json(a.changes), json(a.previousData), json(a.newData), a.requestId, now);
-  }
-  for (const event of events) {
+  const auditRows = audits.map((a) => ({
+    id: a.id,
+    site_id: a.siteId,
+    user_id: a.userId,
+    application_id: a.applicationId,
+    action: a.action,
+    entity_type: a.entityType,
+    entity_id: a.entityId,
+    changes: a.changes,
+    previous_data: a.previousData,
+    new_data: a.newData,
+    request_id: a.requestId,
+  }));
+  const outboxRows = events.map((event) => {
     const o = outboxValues(event);
-    params.push(o.id, o.siteId, o.event, o.entityType, o.entityId, o.entityVersion, json(o.payload), now);
-  }
-  const auditInsert = `insert into audit_record (${AUDIT_COLUMNS}) values ${rows(audits.length, 12)}`;
-  const outboxInsert = `insert into outbox (${OUTBOX_COLUMNS}) values ${rows(events.length, 8)}`;
-  const sql =
-    audits.length === 0 ? outboxInsert : events.length === 0 ? auditInsert : `with audit as (${auditInsert}) ${outboxInsert}`;
-  return { sql, params };
+    return { id: o.id, site_id: o.siteId, event: o.event, entity_type: o.entityType, entity_id: o.entityId, entity_version: o.entityVersion, payload: o.payload };
+  });
+  return { sql: AUDIT_AND_OUTBOX_SQL, params: [now, JSON.stringify(auditRows), now, JSON.stringify(outboxRows)] };
 }

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.ts';
 import { createBatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
-import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { inBatchTransaction } from '../runtime/batch-transaction.ts';
+import { platformOf } from '../runtime/direct-execute.ts';
 import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
 import { ACTIVE_SUBSCRIPTIONS_OF_SITE, webhookDeliveriesFor, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
 import { EVENT_QUEUE_EVENTS, EVENT_QUEUES } from './event-queues.ts';
@@ -69,6 +70,15 @@ type OutboxRow = {
   payload: { [key: string]: JsonValue };
 };
 
+/** Locks and stamps the next pending rows (`relayed_at`, batch size), with each site's active subscriptions on its first row. */
+const MOVE_BATCH = `with moved as (
+    update outbox set relayed_at = ?
+    where id in (select id from outbox where relayed_at is null order by seq limit ? for update skip locked)
+    returning seq, id, site_id, event, entity_type, entity_id, entity_version, payload)
+  select m.id, m.site_id, m.event, m.entity_type, m.entity_id, m.entity_version, m.payload,
+    case when row_number() over (partition by m.site_id order by m.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('m.site_id')} end as subscriptions
+  from moved m order by m.seq`;
+
 /**
  * Moves committed outbox rows to the durable queue of each consumer that reads them ({@link EVENT_QUEUES}): job
  * name = the event, job id = the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`,
@@ -116,29 +126,26 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   // One statement locks the batch, stamps it relayed and reads the active subscriptions of its sites: the stamp
   // commits only with the adds (a failed add rolls it back), so stamping first is as safe and saves a round trip.
-  const moveBatch = (): Promise<OutboxRow[]> =>
-    inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
+  // The transaction is a batch transaction (no MikroORM one): its BEGIN, platform settings and the relay lock travel
+  // with that statement (prepared once the session has sent it), so a pass costs two round trips with its COMMIT.
+  const moveBatch = async (): Promise<OutboxRow[]> => {
+    let rows: (OutboxRow & { subscriptions: ActiveSubscription[] | null })[] = [];
+    await inBatchTransaction(orm, { siteId: null, platform: true }, async (managers, prefix, prepared) => {
+      const tx = managers.of(null);
       // The pending rows are found through `outbox_pending_idx` in `seq` order (an index scan). A bitmap scan, which
       // the planner may prefer, visits every row relayed since the last vacuum (each relay leaves a dead entry in
       // that partial index, and only an index scan marks them dead for the next pass): it was a fifth of
       // PostgreSQL's CPU under a steady command load, growing until autovacuum ran.
-      await tx.execute(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay')), set_config('enable_bitmapscan', 'off', true)`);
-      const rows = await tx.execute<(OutboxRow & { subscriptions: ActiveSubscription[] | null })[]>(
-        `with moved as (
-           update outbox set relayed_at = ?
-           where id in (select id from outbox where relayed_at is null order by seq limit ? for update skip locked)
-           returning seq, id, site_id, event, entity_type, entity_id, entity_version, payload)
-         select m.id, m.site_id, m.event, m.entity_type, m.entity_id, m.entity_version, m.payload,
-           case when row_number() over (partition by m.site_id order by m.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('m.site_id')} end as subscriptions
-         from moved m order by m.seq`,
-        [clock.now().toISOString(), batchSize],
-      );
+      prefix.add(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay')), set_config('enable_bitmapscan', 'off', true)`);
+      const statement = prepared.textFor(platformOf(tx), MOVE_BATCH, [clock.now().toISOString(), batchSize]);
+      rows = ((await prefix.run(statement.text)) as { rows: typeof rows }).rows;
       const subscriptions = new Map(rows.filter((row) => row.subscriptions).map((row) => [row.site_id, row.subscriptions!]));
       const deliveries = webhookDeliveriesFor(rows, (siteId) => subscriptions.get(siteId) ?? []);
       // Different queues: no order between them to keep, so their adds overlap (one round trip instead of two).
       await Promise.all([enqueueInOrder(queue, rows, tx), queue.addMany(WEBHOOKS_QUEUE, deliveries, tx)]);
-      return rows;
     });
+    return rows;
+  };
 
   const relay = createBatchRelay({
     moveBatch: relayBatch,

@@ -1,8 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { runInSavepoint, type Member, type Outcome, type Unit } from './batch-units.ts';
 import { inBatchTransaction } from './batch-transaction.ts';
-import { asDriverException, formatSql } from './direct-execute.ts';
+import { asDriverException, platformOf } from './direct-execute.ts';
 import { runPipelined } from './pipelined-units.ts';
+import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 
 export type { Unit } from './batch-units.ts';
@@ -120,10 +121,10 @@ export class GroupCommit<T> {
   private async commitPipelined(batch: Member<T>[]): Promise<boolean> {
     let outcomes: Outcome<T>[] | null = null;
     try {
-      await inBatchTransaction(this.options.orm, batch[0]!.unit.siteId, async (managers, prefix, prepared) => {
+      await inBatchTransaction(this.options.orm, { siteId: batch[0]!.unit.siteId }, async (managers, prefix, prepared) => {
         outcomes = await runPipelined(batch, managers, prefix, prepared);
         if (!outcomes) throw PIPELINE_ABORTED;
-        this.queueCommitStatement(outcomes, prefix);
+        this.queueCommitStatement(outcomes, prefix, prepared);
       });
     } catch {
       // Aborted, or the COMMIT failed: the units run again in savepoints, which tell whose error it was.
@@ -136,9 +137,9 @@ export class GroupCommit<T> {
   private async commitInSavepoints(batch: Member<T>[]): Promise<void> {
     const outcomes: Outcome<T>[] = [];
     try {
-      await inBatchTransaction(this.options.orm, batch[0]!.unit.siteId, async (managers, prefix) => {
+      await inBatchTransaction(this.options.orm, { siteId: batch[0]!.unit.siteId }, async (managers, prefix, prepared) => {
         for (const member of batch) outcomes.push(await runInSavepoint(managers.of(member.unit.userId), prefix, member));
-        this.queueCommitStatement(outcomes, prefix);
+        this.queueCommitStatement(outcomes, prefix, prepared);
       });
     } catch (error) {
       // The transaction rolled back whole. A unit that failed on its own gets its own error; the others (written,
@@ -153,11 +154,11 @@ export class GroupCommit<T> {
     this.settle(outcomes);
   }
 
-  /** The statement written once per batch with the values of the units that succeeded, sent with the COMMIT. */
-  private queueCommitStatement(outcomes: Outcome<T>[], prefix: StatementPrefix): void {
+  /** The statement written once per batch with the values of the units that succeeded, sent with the COMMIT (prepared once the session has sent it before). */
+  private queueCommitStatement(outcomes: Outcome<T>[], prefix: StatementPrefix, prepared: PreparedStatements): void {
     const values = outcomes.flatMap((o) => (o.ok ? [o.value] : []));
     const statement = values.length > 0 ? this.options.commitStatement?.(values) : null;
-    if (statement) prefix.add(formatSql(this.options.orm.em, statement.sql, statement.params));
+    if (statement) prefix.add(prepared.textFor(platformOf(this.options.orm.em), statement.sql, statement.params).text);
   }
 
   /** After the COMMIT: `committed` callbacks in arrival order, `afterCommit`, then every caller answered. */

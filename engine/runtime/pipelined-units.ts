@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Member, Outcome } from './batch-units.ts';
 import { executeThrough, platformOf } from './direct-execute.ts';
-import { inlineValues, numberedPlaceholders, quoteParam } from './inline-values.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 import { StatementRounds } from './statement-rounds.ts';
@@ -35,10 +34,9 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
       let wrote = false;
       const view = executeThrough(em, (sql, params) => {
         wrote ||= !READS.test(sql);
-        const name = prepared.nameFor(sql, () => numberedPlaceholders(sql, params));
-        executed ||= name !== null;
-        const args = params.length > 0 ? `(${params.map((value) => quoteParam(platform, value)).join(', ')})` : '';
-        return rounds.submit(userId, name === null ? inlineValues(platform, sql, params) : `execute ${name}${args}`);
+        const statement = prepared.textFor(platform, sql, params);
+        executed ||= statement.prepared;
+        return rounds.submit(userId, statement.text);
       });
       try {
         const value = await member.unit.work(view);

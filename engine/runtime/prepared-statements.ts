@@ -1,3 +1,4 @@
+import { inlineValues, numberedPlaceholders, quoteParam, type InliningPlatform } from './inline-values.ts';
 import type { PgConnection } from './statement-prefix.ts';
 
 /** Statement names by SQL text (`?` placeholders), the same on every connection. */
@@ -45,6 +46,17 @@ export class PreparedStatements {
     if (text === null) unpreparable.add(sql);
     else this.wanted.set(sql, { sql, numbered: text });
     return null;
+  }
+
+  /**
+   * The text that runs `sql` (`?` placeholders) with `params` on this connection: `execute name(values)` when it is
+   * prepared here, otherwise the statement with its values inlined (and it is prepared at the next `sync`).
+   */
+  textFor(platform: InliningPlatform, sql: string, params: readonly unknown[]): { text: string; prepared: boolean } {
+    const name = this.nameFor(sql, () => numberedPlaceholders(sql, params));
+    if (name === null) return { text: inlineValues(platform, sql, params), prepared: false };
+    const args = params.length > 0 ? `(${params.map((value) => quoteParam(platform, value)).join(', ')})` : '';
+    return { text: `execute ${name}${args}`, prepared: true };
   }
 
   /** Deallocates every statement at the next `sync` (after a failed round that executed some). */

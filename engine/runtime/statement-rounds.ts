@@ -4,6 +4,12 @@ export type RawResult = unknown;
 /** 0A000 feature_not_supported (a cached plan whose result type changed), 26000 invalid_sql_statement_name, 42P01 undefined_table, 42703 undefined_column. */
 const STALE_PLAN_CODES = new Set(['0A000', '26000', '42P01', '42703']);
 
+/** True for an error a prepared statement's stale plan or a schema change causes (see `failedOnSchema`). */
+export const isStalePlanError = (error: unknown): boolean => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && STALE_PLAN_CODES.has(code);
+};
+
 /** Why a pipelined batch stopped: the transaction must roll back and its units run another way. */
 export class RoundsAborted extends Error {
   constructor(reason: string) {

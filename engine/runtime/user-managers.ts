@@ -16,7 +16,8 @@ export class UserManagers {
   constructor(
     private readonly orm: MikroORM,
     private readonly transaction: unknown,
-    private readonly siteId: string,
+    /** Null: the platform (the outbox relay), whose managers filter no site. */
+    private readonly siteId: string | null,
     private readonly prefix: StatementPrefix,
   ) {}
 
