@@ -35,6 +35,17 @@ export async function createAddress(
   siteId: string | null,
   input: AddressInput,
 ): Promise<Address> {
+  const address = newAddress(em, actor, siteId, input);
+  await em.flush();
+  return address;
+}
+
+/**
+ * {@link createAddress} without the flush: the address and its audit record join the unit of work, written with
+ * whatever the caller writes next (a job's stops and their new addresses go in one flush).
+ * @throws DomainError 400 POINT_REQUIRED
+ */
+export function newAddress(em: EntityManager, actor: AuditActor, siteId: string | null, input: AddressInput): Address {
   if (!input.point) {
     throw DomainError.invalid('POINT_REQUIRED', 'point {lat, lng} is required: this site has no geocoding integration', 'point');
   }
@@ -56,7 +67,6 @@ export async function createAddress(
   });
   refreshDerivedFields(address);
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Address', entityId: address.id, before: null, after: auditSnapshot(address) });
-  await em.flush();
   return address;
 }
 

@@ -10,6 +10,9 @@ import { DomainError } from '../domain-error.ts';
 /** Longest text value accepted. */
 export const MAX_TEXT_VALUE_LENGTH = 2000;
 
+/** What checking values reads of a definition: a full definition, or the same fields read by raw SQL. */
+export type FieldRule = Pick<CustomFieldDefinition, 'key' | 'dataType' | 'isRequired' | 'isActive' | 'options'>;
+
 /** What a create or update body carries: values by key; on update, `null` removes a value. */
 export type CustomFieldInput = Record<string, unknown>;
 
@@ -27,7 +30,7 @@ export function loadDefinitions(em: EntityManager, entityType: CustomFieldEntity
  *   (wrong type), INVALID_OPTION, CUSTOM_FIELD_REQUIRED
  */
 export function resolveCustomFields(
-  definitions: CustomFieldDefinition[],
+  definitions: readonly FieldRule[],
   current: CustomFieldValues | null,
   input: CustomFieldInput | undefined,
   prefix = 'custom_fields',
@@ -90,7 +93,7 @@ export function isIsoDate(text: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
 
-function checkValue(definition: CustomFieldDefinition, value: unknown, field: string): string | number | boolean {
+function checkValue(definition: FieldRule, value: unknown, field: string): string | number | boolean {
   const wrongType = (expected: string) =>
     DomainError.invalid('INVALID_CUSTOM_FIELD', `The custom field ${definition.key} takes ${expected}`, field);
   switch (definition.dataType) {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
-import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import type { Address } from '../../persistence/entities/address.entity.ts';
 import { ZoneSchema, type ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
 import { DomainError } from '../domain-error.ts';
 import type { ActingRole } from '../../machines/entity-machine.ts';
@@ -35,13 +35,14 @@ export function bannedZoneHitsIn(zones: BannedZone[], points: StopPoint[]): Bann
 }
 
 /**
- * The banned-zone rule of job creation: a stop in an active banned zone refuses the job, unless staff ask to
- * override it. Customers can never override, flag or not. Stops must have been validated (address found, or a point).
+ * The banned-zone rule of job creation: a stop in one of `zones` (the site's active banned zones, ordered by id)
+ * refuses the job, unless staff ask to override it. Customers can never override, flag or not. Stops must have been
+ * validated (address found, or a point); `addresses` holds the ones they name by `address_id`.
  * @returns the hits overridden (empty when no stop is in a banned zone), for the caller to audit
  * @throws DomainError 422 ZONE_RESTRICTED naming the first stop hit (`stops.<n>`), every hit in `details.hits`
  */
-export async function enforceBannedZones(em: EntityManager, role: ActingRole, stops: StopInput[], override: boolean): Promise<BannedZoneHit[]> {
-  const hits = await findBannedZoneHits(em, await stopPoints(em, stops));
+export function enforceBannedZones(zones: BannedZone[], role: ActingRole, stops: StopInput[], addresses: Map<string, Address>, override: boolean): BannedZoneHit[] {
+  const hits = zones.length === 0 ? [] : bannedZoneHitsIn(zones, stopPoints(stops, addresses));
   if (hits.length === 0 || (override && isStaff(role))) return hits;
   const first = hits[0]!;
   throw new DomainError(
@@ -63,11 +64,11 @@ export function recordZoneOverride(em: EntityManager, actor: AuditActor, siteId:
   recordAudit(em, actor, { siteId, action: 'zone_override', entityType: 'Job', entityId: jobId, before: null, after: { zone_ids: [...new Set(hits.map((h) => h.zoneId))], hits: rows } });
 }
 
-/** Each stop's point: the inline one, else its address's (already loaded by stop validation, so no extra query). */
-async function stopPoints(em: EntityManager, stops: StopInput[]): Promise<StopPoint[]> {
+/** Each stop's point: the inline one, else its address's (loaded by stop validation). */
+function stopPoints(stops: StopInput[], addresses: Map<string, Address>): StopPoint[] {
   const points: StopPoint[] = [];
   for (const [index, stop] of stops.entries()) {
-    const address = stop.address_id ? await em.findOne(AddressSchema, { id: stop.address_id }) : null;
+    const address = stop.address_id ? addresses.get(stop.address_id) : undefined;
     const point = address ? { lat: Number(address.lat), lng: Number(address.lng) } : stop.point;
     if (point) points.push({ index, lat: point.lat, lng: point.lng });
   }

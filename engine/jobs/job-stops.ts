@@ -6,7 +6,7 @@ import type { AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
 import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
 import { newId } from '../../persistence/ids.ts';
-import { createAddress } from '../admin/address.service.ts';
+import { newAddress } from '../admin/address.service.ts';
 import { DomainError } from '../domain-error.ts';
 import type { StopInput } from './job-input.ts';
 
@@ -40,9 +40,10 @@ export async function validateStops(em: EntityManager, stops: StopInput[]): Prom
 
 /**
  * Creates a job's stops in their initial workflow state, ordered by `order` (else by position), each with its
- * address: a new one for an inline address (written at once, with its audit record), else the one `known` holds.
+ * address: a new one for an inline address (with its audit record), else the one `known` holds. Nothing is written
+ * here: the caller's one flush writes the new addresses, their audit records, the job and its stops together.
  */
-export async function createStops(
+export function createStops(
   em: EntityManager,
   actor: AuditActor,
   siteId: string,
@@ -50,14 +51,12 @@ export async function createStops(
   workflow: Workflow,
   inputs: StopInput[],
   known: Map<string, Address>,
-): Promise<{ stop: Stop; address: Address | null }[]> {
+): { stop: Stop; address: Address | null }[] {
   const machine = buildEntityMachine(workflow);
   const snapshot = initialSnapshot(machine);
   const initial = workflow.states.find((s) => s.is_initial)!;
   const ordered = inputs.map((input, index) => ({ input, order: input.order ?? index })).sort((a, b) => a.order - b.order);
-  // Every new address first (each is written at once), so the stops are all inserted together with their job.
-  const addresses: (Address | null)[] = [];
-  for (const { input } of ordered) addresses.push(input.address_id ? (known.get(input.address_id) ?? null) : await createAddress(em, actor, siteId, input));
+  const addresses = ordered.map(({ input }) => (input.address_id ? (known.get(input.address_id) ?? null) : newAddress(em, actor, siteId, input)));
   const stops: { stop: Stop; address: Address | null }[] = [];
   for (const [position, { input }] of ordered.entries()) {
     const address = addresses[position]!;

@@ -8,10 +8,10 @@ import { assertOptions } from '../catalog/option.service.ts';
 import { assertServiceType } from '../catalog/service-type.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
-import { loadDefinitions, resolveCustomFields } from '../customfields/custom-field-values.ts';
+import { resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
-import { currentWorkflow } from '../workflow/workflow.service.ts';
+import { readJobCreateContext } from './job-create-context.ts';
 import { isStaff, type JobInput } from './job-input.ts';
 import { createStops, validateStops } from './job-stops.ts';
 import { toJobData, toStopData, type JobData } from './job-view.ts';
@@ -31,31 +31,34 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
   }
   const knownAddresses = await validateStops(em, input.stops);
-  const customFields = resolveCustomFields(await loadDefinitions(em, 'job'), null, input.custom_fields);
-  const stopDefinitions = await loadDefinitions(em, 'stop');
-  const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(stopDefinitions, null, stop.custom_fields, `stops.${index}.custom_fields`));
-  const overridden = await enforceBannedZones(em, actor.role, input.stops, input.override_zone_restriction === true);
+  const context = await readJobCreateContext(em, siteId, customerEmailToLookUp(actor, input));
+  const customFields = resolveCustomFields(context.jobFields, null, input.custom_fields);
+  const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(context.stopFields, null, stop.custom_fields, `stops.${index}.custom_fields`));
+  const overridden = enforceBannedZones(context.bannedZones, actor.role, input.stops, knownAddresses, input.override_zone_restriction === true);
   if (input.service_type_id) await assertServiceType(em, input.service_type_id);
   await assertOptions(em, input.option_ids ?? []);
   if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
+  const known = context.customer;
   const customer =
     actor.role === 'customer' && actor.userId
       ? { id: actor.userId }
-      : await findOrCreateCustomer(em, actor, siteId, {
-          customer_user_id: input.customer_user_id,
-          email: input.customer_email,
-          first_name: input.customer_first_name,
-          last_name: input.customer_last_name,
-          phone: input.customer_phone,
-          phone_country: input.customer_phone_country,
-        });
-  const workflow = await currentWorkflow(em, 'job');
-  const stopWorkflow = await currentWorkflow(em, 'stop');
+      : known && !known.isServiceAccount && known.isActive && known.profileActive === true
+        ? // A regular customer of this site: what findOrCreateCustomer would return, without reading them again.
+          { id: known.id }
+        : await findOrCreateCustomer(em, actor, siteId, {
+            customer_user_id: input.customer_user_id,
+            email: input.customer_email,
+            first_name: input.customer_first_name,
+            last_name: input.customer_last_name,
+            phone: input.customer_phone,
+            phone_country: input.customer_phone_country,
+          });
+  const { jobWorkflow: workflow, stopWorkflow } = context;
   const initial = workflow.states.find((s) => s.is_initial)!;
   const snapshot = initialSnapshot(buildEntityMachine(workflow));
   const jobId = newId('job');
-  // The stops' new addresses are written (with their audit records) before the job and its stops, which go in one flush.
-  const stops = await createStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses);
+  // The stops' new addresses (with their audit records), the job and its stops go in one flush.
+  const stops = createStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses);
   const job = em.create(JobSchema, {
     id: jobId,
     siteId,
@@ -98,6 +101,16 @@ export function assertOpen(job: Job): void {
   if (job.phase === 'completed' || job.phase === 'cancelled') {
     throw DomainError.conflict('JOB_CLOSED', `Job ${job.id} is ${job.phase}; it can no longer be changed`);
   }
+}
+
+/**
+ * The email whose user the creation reads up front: only when findOrCreateCustomer would look the customer up by
+ * email (no customer id, not a customer acting for themselves, not a reserved address it refuses outright).
+ */
+function customerEmailToLookUp(actor: CommandScope['actor'], input: JobInput): string | null {
+  if (actor.role === 'customer' || input.customer_user_id || !input.customer_email) return null;
+  const email = input.customer_email.toLowerCase();
+  return email.endsWith('.invalid') ? null : email;
 }
 
 async function assertDriver(em: CommandScope['em'], userId: string): Promise<void> {

@@ -14,6 +14,20 @@ export function toWorkflow(row: WorkflowRow): Workflow {
   return { id: row.id, entityType: row.entityType as EntityType, version: row.version, states: row.states, transitions: row.transitions };
 }
 
+/**
+ * A `workflow` row read as JSON by raw SQL (`to_jsonb(w)`, snake_case) as a workflow, remembered by id like every
+ * workflow this module reads.
+ */
+export function workflowFromJson(row: Record<string, unknown>): Workflow {
+  return remember({
+    id: String(row.id),
+    entityType: row.entity_type as EntityType,
+    version: Number(row.version),
+    states: row.states as Workflow['states'],
+    transitions: row.transitions as Workflow['transitions'],
+  });
+}
+
 /** Gives a new site its default job, stop and route workflows (version 1). */
 export async function createDefaultWorkflows(em: EntityManager, siteId: string, actor: AuditActor): Promise<void> {
   for (const entityType of ENTITY_TYPES) {

@@ -75,6 +75,28 @@ describe('creating jobs', () => {
     expect([await count('job'), await count('stop'), await count('outbox')]).toEqual(before);
   });
 
+  it("names the customer an email gives: this site's customer, another site's user with a new profile here; refuses a deactivated one, writing nothing", async () => {
+    const own = await createJob(acme.as.dispatcher, { customer_email: acme.users.customer.email.toUpperCase() });
+    expect(own.customer_user_id).toBe(acme.users.customer.id);
+    const profiles = () => inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ n: number }[]>(`select count(*)::int as n from user_profile where user_id = ? and role = 'customer'`, [globex.users.driver.id]));
+    const visiting = await createJob(acme.as.dispatcher, { customer_email: globex.users.driver.email });
+    expect(visiting.customer_user_id).toBe(globex.users.driver.id);
+    expect((await createJob(acme.as.dispatcher, { customer_email: globex.users.driver.email })).customer_user_id).toBe(globex.users.driver.id);
+    expect((await profiles())[0]!.n).toBe(1);
+
+    const leaving = await createJob(acme.as.dispatcher, { customer_email: 'leaving-soon@shop.example' });
+    expect((await acme.as.admin.put('/api/customer', { id: leaving.customer_user_id, is_active: false })).status).toBe(200);
+    const [jobs, addresses] = [await count('job'), await count('address')];
+    const refused = await acme.as.dispatcher.post<{ code: string }>('/api/job', jobRequest({ customer_email: 'leaving-soon@shop.example' }));
+    expect([refused.status, refused.body.code]).toEqual([409, 'CUSTOMER_INACTIVE']);
+    expect((await acme.as.admin.put('/api/customer', { id: leaving.customer_user_id, is_active: true })).status).toBe(200);
+    expect((await acme.as.admin.put('/api/user', { id: leaving.customer_user_id, is_active: false })).status).toBe(200);
+    const inactiveUser = await acme.as.dispatcher.post<{ code: string }>('/api/job', jobRequest({ customer_email: 'leaving-soon@shop.example' }));
+    expect([inactiveUser.status, inactiveUser.body.code]).toEqual([409, 'CUSTOMER_INACTIVE']);
+    expect([await count('job'), await count('address')]).toEqual([jobs, addresses]);
+  });
+
   it("refuses another site's address id with 404 naming the stop field", async () => {
     const foreign = await globex.as.admin.post<{ data: { id: string } }>('/api/address', { city: 'Berlin', point: { lat: 52.5, lng: 13.4 } });
     const response = await acme.as.dispatcher.post('/api/job', jobRequest({ stops: [{ type: 'pickup', address_id: foreign.body.data.id }] }));

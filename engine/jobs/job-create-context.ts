@@ -1,0 +1,76 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Workflow } from '../../machines/workflow.schema.ts';
+import type { CustomFieldDataType, CustomFieldOption } from '../../persistence/entities/custom-field-definition.entity.ts';
+import type { ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
+import type { FieldRule } from '../customfields/custom-field-values.ts';
+import { DomainError } from '../domain-error.ts';
+import type { BannedZone } from '../fleet/zone-rules.ts';
+import { workflowFromJson } from '../workflow/workflow.service.ts';
+
+/**
+ * An existing user found by the job's customer email, with what decides whether the job may simply name them: the
+ * account's flags and their customer profile on this site (`profileActive` null: they have none yet).
+ */
+export type KnownCustomer = { id: string; isServiceAccount: boolean; isActive: boolean; profileActive: boolean | null };
+
+/** What creating a job reads of the site before it writes anything. */
+export type JobCreateContext = {
+  jobWorkflow: Workflow;
+  stopWorkflow: Workflow;
+  jobFields: FieldRule[];
+  stopFields: FieldRule[];
+  /** The site's active banned zones, ordered by id. */
+  bannedZones: BannedZone[];
+  /** The user the customer email names, when one was looked up and exists. */
+  customer: KnownCustomer | null;
+};
+
+type FieldRow = { entity_type: string; key: string; data_type: CustomFieldDataType; is_required: boolean; is_active: boolean; options: CustomFieldOption[] };
+type CustomerRow = { id: string; is_service_account: boolean; is_active: boolean; profile_active: boolean | null };
+type ContextRow = {
+  workflows: Record<string, unknown>[];
+  fields: FieldRow[];
+  zones: { id: string; name: string; geometry: ZoneGeometry }[];
+  customer: CustomerRow | null;
+};
+
+/**
+ * One statement for everything a job creation reads of the site, where the ORM took seven: the current job and stop
+ * workflows, the job and stop custom field definitions (in the order `loadDefinitions` gives them), the active
+ * banned zones, and the user a customer email names with their customer profile here. Read in the command's own
+ * transaction, so it sees what the ORM queries saw (the same rows, under the same row-level security), and nothing
+ * is cached between requests: an edit to any of these applies to the next job, on any process.
+ * @param customerEmail lower-cased, or null to look no customer up
+ * @throws DomainError 404 when the site has no current job or stop workflow
+ */
+export async function readJobCreateContext(em: EntityManager, siteId: string, customerEmail: string | null): Promise<JobCreateContext> {
+  const [row] = await em.execute<ContextRow[]>(
+    `select
+      (select coalesce(json_agg(to_jsonb(w)), '[]'::json) from workflow w where w.site_id = ? and w.is_current and w.entity_type in ('job', 'stop')) as workflows,
+      (select coalesce(json_agg(json_build_object('entity_type', c.entity_type, 'key', c.key, 'data_type', c.data_type, 'is_required', c.is_required,
+          'is_active', c.is_active, 'options', c.options) order by c.sort_order, c.key), '[]'::json)
+        from custom_field_definition c where c.site_id = ? and c.entity_type in ('job', 'stop')) as fields,
+      (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
+        from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as zones,
+      (select json_build_object('id', u.id, 'is_service_account', u.is_service_account, 'is_active', u.is_active,
+          'profile_active', (select p.is_active from user_profile p where p.site_id = ? and p.user_id = u.id and p.role = 'customer' limit 1))
+        from app_user u where u.email = ? limit 1) as customer`,
+    [siteId, siteId, siteId, siteId, customerEmail],
+  );
+  const { workflows, fields, zones, customer } = row!;
+  const workflow = (entityType: string) => {
+    const found = workflows.find((w) => w.entity_type === entityType);
+    if (!found) throw DomainError.notFound('Workflow', entityType);
+    return workflowFromJson(found);
+  };
+  const rules = (entityType: string) =>
+    fields.filter((f) => f.entity_type === entityType).map((f) => ({ key: f.key, dataType: f.data_type, isRequired: f.is_required, isActive: f.is_active, options: f.options }));
+  return {
+    jobWorkflow: workflow('job'),
+    stopWorkflow: workflow('stop'),
+    jobFields: rules('job'),
+    stopFields: rules('stop'),
+    bannedZones: zones,
+    customer: customer && { id: customer.id, isServiceAccount: customer.is_service_account, isActive: customer.is_active, profileActive: customer.profile_active },
+  };
+}

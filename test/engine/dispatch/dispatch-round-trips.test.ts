@@ -1,0 +1,76 @@
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../../support/test-server.ts';
+import { createDriver, createTeam, createVehicle, jobAt } from '../../http/dispatch-fixtures.ts';
+
+/**
+ * What a team dispatch costs in round trips to PostgreSQL, as the dispatcher waits for them: the BEGIN travels with
+ * the head read (the job and the driver index's changes), the driver-day lock with the one write statement, and the
+ * audit + outbox with the COMMIT. Three, and none of them a BEGIN of its own.
+ */
+let server: TestServer;
+let acme: SiteFixture;
+let team: string;
+
+const PARIS = { lat: 48.8566, lng: 2.3522 };
+
+beforeAll(async () => {
+  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
+  acme = await createSiteFixture(server, 'acme');
+  team = await createTeam(acme, 'Round trips');
+  const vehicleId = await createVehicle(acme);
+  for (const name of ['Near Ned', 'Far Fay']) await createDriver(server, acme, { name, at: PARIS, vehicleId, teamIds: [team] });
+}, 60_000);
+afterAll(() => server.close());
+
+type Sent = { connection: object; text: string };
+
+/** Every query `pg` sends while `work` runs, with the connection it went out on. */
+async function recording(work: () => Promise<void>): Promise<Sent[]> {
+  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const sent: Sent[] = [];
+  prototype.query = function (this: object, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+    sent.push({ connection: this, text: text.trim().toLowerCase() });
+    return original.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    prototype.query = original;
+  }
+  return sent;
+}
+
+/** The dispatch's transaction: the queries on the connection that read the head, from its BEGIN to its COMMIT (a PREPARE for later dispatches on a new connection left out). */
+function dispatchTransaction(sent: Sent[]): string[] {
+  const head = sent.findIndex((s) => s.text.includes('execute dispatch_site_head_job'));
+  expect(head).toBeGreaterThanOrEqual(0);
+  const own = sent.filter((s) => s.connection === sent[head]!.connection && !s.text.startsWith('prepare ')).map((s) => s.text);
+  const at = own.indexOf(sent[head]!.text);
+  const begin = own.findLastIndex((text, i) => i <= at && text.startsWith('begin'));
+  const commit = own.findIndex((text, i) => i >= at && /\bcommit;?$/.test(text));
+  return own.slice(begin, commit + 1);
+}
+
+describe('a team dispatch', () => {
+  it('sends its BEGIN with its first statement and its audit and outbox with the COMMIT, the driver-day lock with the write', async () => {
+    for (let round = 0; round < 3; round++) {
+      const job = await jobAt(acme.as.dispatcher, PARIS);
+      let status = 0;
+      const sent = await recording(async () => {
+        status = (await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: team })).status;
+      });
+      expect(status).toBe(200);
+      // The first dispatch of the site in this process reads the whole fleet unprepared; the next ones are counted.
+      if (round === 0) continue;
+      const transaction = dispatchTransaction(sent);
+      expect(transaction[0]).toMatch(/^begin; select set_config\('app\.site_id'/);
+      expect(transaction.filter((text) => /^begin;?$/.test(text))).toEqual([]);
+      expect(transaction.filter((text) => text.startsWith('select pg_advisory_xact_lock(hashtext(\'route:'))).toHaveLength(1);
+      expect(transaction.at(-1)).toMatch(/^with audit as \(insert into audit_record [^]*; commit;?$/);
+    }
+  });
+});
