@@ -70,7 +70,7 @@ describe('a team dispatch', () => {
       expect(transaction[0]).toMatch(/^begin; select set_config\('app\.site_id'/);
       expect(transaction.filter((text) => /^begin;?$/.test(text))).toEqual([]);
       expect(transaction.filter((text) => text.startsWith('select pg_advisory_xact_lock(hashtext(\'route:'))).toHaveLength(1);
-      expect(transaction.at(-1)).toMatch(/^with audit as \(insert into audit_record [^]*; commit;?$/);
+      expect(transaction.at(-1)).toMatch(/^with audit as \(\s*insert into audit_record [^]*; commit;?$/);
     }
   });
 });
