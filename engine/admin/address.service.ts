@@ -35,39 +35,50 @@ export async function createAddress(
   siteId: string | null,
   input: AddressInput,
 ): Promise<Address> {
-  const address = newAddress(em, actor, siteId, input);
+  const address = draftAddress(em, siteId, input);
+  em.persist(address);
+  recordAudit(em, actor, { siteId, action: 'create', entityType: 'Address', entityId: address.id, before: null, after: addressAuditSnapshot(address) });
   await em.flush();
   return address;
 }
 
 /**
- * {@link createAddress} without the flush: the address and its audit record join the unit of work, written with
- * whatever the caller writes next (a job's stops and their new addresses go in one flush).
+ * The address {@link createAddress} would store, not in the unit of work: the caller writes it (and sets its
+ * timestamps, which the ORM sets on a flush).
  * @throws DomainError 400 POINT_REQUIRED
  */
-export function newAddress(em: EntityManager, actor: AuditActor, siteId: string | null, input: AddressInput): Address {
+export function draftAddress(em: EntityManager, siteId: string | null, input: AddressInput): Address {
   if (!input.point) {
     throw DomainError.invalid('POINT_REQUIRED', 'point {lat, lng} is required: this site has no geocoding integration', 'point');
   }
-  const address = em.create(AddressSchema, {
-    id: newId('address'),
-    siteId,
-    lat: input.point.lat,
-    lng: input.point.lng,
-    streetAddress: input.street_address ?? null,
-    streetAddress2: input.street_address2 ?? null,
-    city: input.city ?? null,
-    state: input.state ?? null,
-    postalCode: input.postal_code ?? null,
-    country: input.country ?? null,
-    source: 'manual',
-    types: [],
-    formattedName: '',
-    formattedNameShort: '',
-  });
+  const address = em.create(
+    AddressSchema,
+    {
+      id: newId('address'),
+      siteId,
+      lat: input.point.lat,
+      lng: input.point.lng,
+      streetAddress: input.street_address ?? null,
+      streetAddress2: input.street_address2 ?? null,
+      city: input.city ?? null,
+      state: input.state ?? null,
+      postalCode: input.postal_code ?? null,
+      country: input.country ?? null,
+      source: 'manual',
+      types: [],
+      formattedName: '',
+      formattedNameShort: '',
+    },
+    { persist: false },
+  );
   refreshDerivedFields(address);
-  recordAudit(em, actor, { siteId, action: 'create', entityType: 'Address', entityId: address.id, before: null, after: auditSnapshot(address) });
   return address;
+}
+
+/** What a new address's audit record shows: the fields set on creation, without the timestamps. */
+export function addressAuditSnapshot(address: Address): Record<string, unknown> {
+  const { createdAt: _created, updatedAt: _updated, ...fields } = address;
+  return auditSnapshot(fields);
 }
 
 /** @throws DomainError 404 when absent or another site's */

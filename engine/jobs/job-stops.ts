@@ -2,11 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
 import type { Workflow } from '../../machines/workflow.schema.ts';
-import type { AuditActor } from '../../persistence/audit.ts';
+import { auditRecordValues, type AuditActor, type AuditRecordValues } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
 import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
 import { newId } from '../../persistence/ids.ts';
-import { newAddress } from '../admin/address.service.ts';
+import { addressAuditSnapshot, draftAddress } from '../admin/address.service.ts';
 import { DomainError } from '../domain-error.ts';
 import type { StopInput } from './job-input.ts';
 
@@ -38,12 +38,16 @@ export async function validateStops(em: EntityManager, stops: StopInput[]): Prom
   return addresses;
 }
 
+/** A job's new stops (in order, each with its address) and the addresses created for them, not yet written. */
+export type StopDrafts = { stops: { stop: Stop; address: Address | null }[]; newAddresses: Address[]; audits: AuditRecordValues[] };
+
 /**
- * Creates a job's stops in their initial workflow state, ordered by `order` (else by position), each with its
- * address: a new one for an inline address (with its audit record), else the one `known` holds. Nothing is written
- * here: the caller's one flush writes the new addresses, their audit records, the job and its stops together.
+ * Drafts a job's stops in their initial workflow state, ordered by `order` (else by position), each with its
+ * address: a new one for an inline address (with its audit record's values), else the one `known` holds. Nothing is
+ * written or put in the unit of work: the caller inserts the job, its stops and the new addresses together
+ * (`insertJobRows`) and the audit records with the command's COMMIT. Every row gets `now` as its timestamps.
  */
-export function createStops(
+export function draftStops(
   em: EntityManager,
   actor: AuditActor,
   siteId: string,
@@ -51,18 +55,27 @@ export function createStops(
   workflow: Workflow,
   inputs: StopInput[],
   known: Map<string, Address>,
-): { stop: Stop; address: Address | null }[] {
+  now: Date,
+): StopDrafts {
   const machine = buildEntityMachine(workflow);
   const snapshot = initialSnapshot(machine);
   const initial = workflow.states.find((s) => s.is_initial)!;
   const ordered = inputs.map((input, index) => ({ input, order: input.order ?? index })).sort((a, b) => a.order - b.order);
-  const addresses = ordered.map(({ input }) => (input.address_id ? (known.get(input.address_id) ?? null) : newAddress(em, actor, siteId, input)));
-  const stops: { stop: Stop; address: Address | null }[] = [];
-  for (const [position, { input }] of ordered.entries()) {
-    const address = addresses[position]!;
-    stops.push({
-      address,
-      stop: em.create(StopSchema, {
+  const newAddresses: Address[] = [];
+  const audits: AuditRecordValues[] = [];
+  const stops = ordered.map(({ input }, position) => {
+    let address = input.address_id ? (known.get(input.address_id) ?? null) : null;
+    if (!input.address_id) {
+      const created = draftAddress(em, siteId, input);
+      audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Address', entityId: created.id, before: null, after: addressAuditSnapshot(created) }));
+      created.createdAt = now;
+      created.updatedAt = now;
+      newAddresses.push(created);
+      address = created;
+    }
+    const stop = em.create(
+      StopSchema,
+      {
         id: newId('stop'),
         siteId,
         jobId,
@@ -82,8 +95,13 @@ export function createStops(
         customerNotes: input.customer_notes ?? null,
         driverNotes: input.driver_notes ?? null,
         internalNotes: input.internal_notes ?? null,
-      }),
-    });
-  }
-  return stops;
+        customFields: {},
+        createdAt: now,
+        updatedAt: now,
+      },
+      { persist: false },
+    );
+    return { stop, address };
+  });
+  return { stops, newAddresses, audits };
 }

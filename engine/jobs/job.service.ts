@@ -13,7 +13,8 @@ import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { readJobCreateContext } from './job-create-context.ts';
 import { isStaff, type JobInput } from './job-input.ts';
-import { createStops, validateStops } from './job-stops.ts';
+import { draftStops, validateStops } from './job-stops.ts';
+import { insertJobRows } from './job-rows-insert.ts';
 import { toJobData, toStopData, type JobData } from './job-view.ts';
 
 /**
@@ -57,33 +58,41 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   const initial = workflow.states.find((s) => s.is_initial)!;
   const snapshot = initialSnapshot(buildEntityMachine(workflow));
   const jobId = newId('job');
-  // The stops' new addresses (with their audit records), the job and its stops go in one flush.
-  const stops = createStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses);
-  const job = em.create(JobSchema, {
-    id: jobId,
-    siteId,
-    workflowId: workflow.id,
-    workflowStateId: initial.id,
-    phase: initial.phase,
-    version: 1,
-    snapshot: persistSnapshot(snapshot),
-    customerUserId: customer.id,
-    serviceTypeId: input.service_type_id ?? null,
-    optionIds: input.option_ids ?? [],
-    estimateId: input.estimate_id ?? null,
-    driverUserId: input.driver_user_id ?? null,
-    customerNotes: input.customer_notes ?? null,
-    driverNotes: input.driver_notes ?? null,
-    internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
-    paymentMethod: input.payment_method ?? null,
-    zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
-    customFields,
-    createdByUserId: actor.userId,
-  });
-  // createStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
+  const now = new Date();
+  const { stops, newAddresses, audits } = draftStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses, now);
+  const job = em.create(
+    JobSchema,
+    {
+      id: jobId,
+      siteId,
+      workflowId: workflow.id,
+      workflowStateId: initial.id,
+      phase: initial.phase,
+      version: 1,
+      snapshot: persistSnapshot(snapshot),
+      customerUserId: customer.id,
+      serviceTypeId: input.service_type_id ?? null,
+      optionIds: input.option_ids ?? [],
+      estimateId: input.estimate_id ?? null,
+      driverUserId: input.driver_user_id ?? null,
+      customerNotes: input.customer_notes ?? null,
+      driverNotes: input.driver_notes ?? null,
+      internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
+      paymentMethod: input.payment_method ?? null,
+      zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
+      customFields,
+      createdByUserId: actor.userId,
+      createdAt: now,
+      updatedAt: now,
+    },
+    { persist: false },
+  );
+  // draftStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
   const valuesInStopOrder = input.stops.map((stop, index) => ({ order: stop.order ?? index, values: stopCustomFields[index]! })).sort((a, b) => a.order - b.order);
   for (const [position, { stop }] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
-  await em.flush();
+  // The job, its stops and their new addresses in one statement; the addresses' audit records go with the COMMIT.
+  await insertJobRows(em, job, stops.map(({ stop }) => stop), newAddresses);
+  scope.pending.audits.push(...audits);
   // The view from the rows just written (the entities hold what was inserted), not read back.
   const view = (forStaff: boolean) => toJobData(job, workflow, stops.map(({ stop, address }) => toStopData(stop, stopWorkflow, address, forStaff)), forStaff);
   const data = view(true);

@@ -97,6 +97,23 @@ describe('creating jobs', () => {
     expect([await count('job'), await count('address')]).toEqual([jobs, addresses]);
   });
 
+  it('audits each new address of a job as POST /address audits one, and writes no address for an address_id', async () => {
+    const job = await createJob(acme.as.dispatcher);
+    const addressIds = (job.stops as unknown as { address_id: string }[]).map((s) => s.address_id);
+    const direct = await acme.as.admin.post<{ data: { id: string } }>('/api/address', { street_address: '10 Rue de Rivoli', city: 'Paris', point: { lat: 48.8556, lng: 2.3522 } });
+    type Audit = { entity_id: string; new_data: Record<string, unknown> };
+    const audits = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<Audit[]>(`select entity_id, new_data from audit_record where entity_type = 'Address' and action = 'create' and entity_id in (?, ?, ?) order by entity_id`, [...addressIds, direct.body.data.id]));
+    expect(audits.map((a) => a.entity_id)).toEqual([...addressIds, direct.body.data.id]);
+    const withoutId = (a: Audit) => ({ ...a.new_data, id: undefined });
+    expect(withoutId(audits[0]!)).toEqual(withoutId(audits[2]!));
+    expect(audits[1]!.new_data).toMatchObject({ street_address: '5 Avenue Montaigne', city: 'Paris', lat: 48.8662, lng: 2.3047, formatted_name: '5 Avenue Montaigne, Paris' });
+    const before = await count('address');
+    const reused = await createJob(acme.as.dispatcher, { stops: [{ type: 'pickup', address_id: addressIds[0] }, { type: 'dropoff', address_id: addressIds[1] }] });
+    expect((reused.stops as unknown as { address_id: string }[]).map((s) => s.address_id)).toEqual(addressIds);
+    expect(await count('address')).toBe(before);
+  });
+
   it("refuses another site's address id with 404 naming the stop field", async () => {
     const foreign = await globex.as.admin.post<{ data: { id: string } }>('/api/address', { city: 'Berlin', point: { lat: 52.5, lng: 13.4 } });
     const response = await acme.as.dispatcher.post('/api/job', jobRequest({ stops: [{ type: 'pickup', address_id: foreign.body.data.id }] }));

@@ -1,0 +1,77 @@
+import { parseArgs } from 'node:util';
+import { Client } from 'pg';
+import { planFor } from '../sim/scenario-loader.ts';
+import { simulateInProcess } from '../sim/simulate.ts';
+import { SiteApi } from '../sim/site-api.ts';
+import { parseStrategies } from '../sim/strategies.ts';
+
+/**
+ * A diagnostic for `bench:sim`: CPU time, wall time and SQL statements per REST call, by operation, over the speed
+ * run's day (`--hours`, `--jobs`, `--drivers`, `--strategy` as in bench/sim.ts). The simulator's calls are made ONE
+ * AT A TIME here (each waits for the one before), so `process.cpuUsage` around a call measures that call alone; the
+ * run is slower than `bench:sim` and its wall time means nothing. Statements are counted by wrapping `pg`'s
+ * `Client.query` (as bench/support/query-counter.ts does). Fleet setup is not counted: the day starts with the first
+ * driver status or job.
+ *
+ *   node --import tsx bench/sim-calls.ts --hours 1.2 --jobs 500
+ */
+const { values } = parseArgs({
+  options: {
+    strategy: { type: 'string', default: 'team-eta' },
+    drivers: { type: 'string', default: '200' },
+    jobs: { type: 'string', default: '500' },
+    hours: { type: 'string', default: '1.2' },
+  },
+});
+
+type Tally = { calls: number; cpuMs: number; wallMs: number; statements: number };
+const tallies = new Map<string, Tally>();
+let statements = 0;
+let counting = false;
+
+const clientPrototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+const query = clientPrototype.query;
+clientPrototype.query = function (this: unknown, ...args: unknown[]) {
+  statements += 1;
+  return query.apply(this, args);
+};
+
+let previous: Promise<unknown> = Promise.resolve();
+const raw = SiteApi.prototype.raw;
+SiteApi.prototype.raw = function (method, path, body, credential) {
+  const name = `${method} ${path.split('?')[0]}`;
+  if (name === 'PUT /api/driver/status' || name === 'POST /api/job') counting = true;
+  const measured = async () => {
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    statements = 0;
+    try {
+      return await raw.call(this, method, path, body, credential);
+    } finally {
+      if (counting) {
+        const used = process.cpuUsage(cpu);
+        const tally = tallies.get(name) ?? { calls: 0, cpuMs: 0, wallMs: 0, statements: 0 };
+        tally.calls += 1;
+        tally.cpuMs += (used.user + used.system) / 1000;
+        tally.wallMs += performance.now() - started;
+        tally.statements += statements;
+        tallies.set(name, tally);
+      }
+    }
+  };
+  const call = previous.then(measured, measured);
+  previous = call.catch(() => undefined);
+  return call;
+};
+
+const hours = Number(values.hours);
+const plan = planFor('bench-day', 42, { drivers: Number(values.drivers), jobs: Number(values.jobs), ...(hours === 12 ? {} : { hours }) });
+const [strategy] = parseStrategies(values.strategy);
+const sim = await simulateInProcess(plan, [strategy!], {});
+const out = (line: string) => process.stdout.write(`${line}\n`);
+out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${sim.comparison.strategies[strategy!]!.summary.completed} jobs completed`);
+out('operation | calls | CPU ms/call | wall ms/call | statements/call | CPU s total');
+for (const [name, t] of [...tallies].sort((a, b) => b[1].cpuMs - a[1].cpuMs)) {
+  out(`${name} | ${t.calls} | ${(t.cpuMs / t.calls).toFixed(2)} | ${(t.wallMs / t.calls).toFixed(2)} | ${(t.statements / t.calls).toFixed(1)} | ${(t.cpuMs / 1000).toFixed(1)}`);
+}
+process.exit(0);
