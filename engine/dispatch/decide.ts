@@ -69,8 +69,10 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
   const exclusions: Exclusion[] = [];
   for (const driver of drivers) {
     const reason = exclusionReason(driver, options);
-    if (reason) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
-    else eligible.push(driver);
+    if (!reason) eligible.push(driver);
+    // Only the first ones are shown (the count is `considered - eligible`): a large fleet mostly off schedule made
+    // one object per excluded driver per decision, for nothing.
+    else if (exclusions.length < DECISION_LIST_LIMIT) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
   }
   // Round-robin does not rank by distance: no need to measure.
   const measured = shortlist(strategy, eligible, input.job.pickup).map((i) => eligible[i]!);
@@ -87,7 +89,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
       considered: drivers.length,
       eligible: eligible.length,
       candidates: toCandidateScores(ranked.slice(0, DECISION_LIST_LIMIT)),
-      exclusions: exclusions.slice(0, DECISION_LIST_LIMIT),
+      exclusions,
       winner: winner ? { driver_id: winner.userId, driver_name: winner.name } : null,
     },
   };

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { decide } from '../../engine/dispatch/decide.ts';
 import type { DriverFacts } from '../../engine/dispatch/driver-facts.ts';
+import { createMappingProvider } from '../../engine/mapping/create-mapping-provider.ts';
 import { exclusionReason } from '../../engine/dispatch/evaluate.ts';
 import { overlaps, type JobTarget } from '../../engine/dispatch/job-target.ts';
 import { rankDrivers, type Ranked } from '../../engine/dispatch/select-driver.ts';
@@ -47,6 +50,24 @@ describe('dispatch strategies', () => {
     expect(exclusionReason(driver('a', { zoneIds: ['zone_x'] }), { ...OPTIONS, pickupZoneIds: new Set(['zone_y']) })).toBe('outside_zone');
     expect(exclusionReason(driver('a', { defaultVehicleId: null }), { ...OPTIONS, requireVehicle: true })).toBe('no_vehicle');
     expect(exclusionReason(driver('a', { schedule: { weekly: [{ day_of_week: 1, start_time: '09:00', end_time: '17:00' }], exceptions: [] } }), OPTIONS)).toBeNull();
+  });
+
+  it('a decision lists the first 25 drivers left out, in driver id order, and counts them all', async () => {
+    const drivers = [
+      ...Array.from({ length: 40 }, (_, i) => driver(`usr_off_${String(i).padStart(2, '0')}`, { availability: 'offline' })),
+      driver('usr_on_a', { position: { lat: 48.86, lng: 2.35 } }),
+      driver('usr_on_b', { position: { lat: 48.9, lng: 2.35 } }),
+    ];
+    const job = { ...JOB, window: null, pickup: { lat: 48.86, lng: 2.35 } };
+    // Everything is given in memory (the drivers, no window, not zone-based): the database is not asked.
+    const { decision, winner } = await decide({} as EntityManager, 'site_1', {
+      job, strategy: 'eta', now: new Date('2030-01-07T10:00:00Z'), mapping: createMappingProvider(null), requireVehicle: true,
+      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [] },
+    });
+    expect(winner?.userId).toBe('usr_on_a');
+    expect({ considered: decision.considered, eligible: decision.eligible }).toEqual({ considered: 42, eligible: 2 });
+    expect(decision.exclusions).toEqual(drivers.slice(0, 25).map((d) => ({ driver_id: d.userId, driver_name: d.name, reason: 'not_available' })));
+    expect(decision.candidates.map((c) => c.driver_id)).toEqual(['usr_on_a', 'usr_on_b']);
   });
 
   it('windows conflict when they share more than an instant', () => {
