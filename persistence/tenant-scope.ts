@@ -35,3 +35,13 @@ export async function switchTenant(em: EntityManager, scope: TenantScope): Promi
     [scope.siteId ?? '', scope.userId ?? '', scope.platform ? 'on' : ''],
   );
 }
+
+/**
+ * The statement that binds an open transaction to a tenant for row-level security (transaction-local settings),
+ * its values quoted by `literal`: for paths that send it as text ahead of their first statement rather than as a
+ * round trip of its own (`switchTenant` sends the same settings with parameters).
+ */
+export function tenantSettingsSql(scope: TenantScope, literal: (value: string) => string): string {
+  const platform = scope.platform === true ? 'on' : '';
+  return `select set_config('app.site_id', ${literal(scope.siteId ?? '')}, true), set_config('app.user_id', ${literal(scope.userId ?? '')}, true), set_config('app.platform', '${platform}', true)`;
+}

@@ -2,23 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import type { Address } from '../../persistence/entities/address.entity.ts';
-import { ZoneSchema, type ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
+import type { ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
 import { DomainError } from '../domain-error.ts';
 import type { ActingRole } from '../../machines/entity-machine.ts';
 import { isStaff, type StopInput } from '../jobs/job-input.ts';
 
 export type StopPoint = { index: number; lat: number; lng: number };
 export type BannedZoneHit = { stopIndex: number; zoneId: string; zoneName: string };
-
-/**
- * Which of the points lie in one of the site's active banned zones (a point on the border counts as inside).
- * Tested in JS with turf over all the site's active banned zones: fine for tens of zones; PostGIS past that.
- */
-export async function findBannedZoneHits(em: EntityManager, points: StopPoint[]): Promise<BannedZoneHit[]> {
-  if (points.length === 0) return [];
-  const zones = await em.find(ZoneSchema, { kind: 'banned', isActive: true }, { orderBy: { id: 'asc' } });
-  return bannedZoneHitsIn(zones, points);
-}
 
 /** A banned zone as the hit test needs it. */
 export type BannedZone = { id: string; name: string; geometry: ZoneGeometry };

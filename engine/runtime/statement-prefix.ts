@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { answerLocally, isOwnOrControl, OWN, refuse, type Callback, type ConnectionState, type QueryConfig } from './connection-answers.ts';
 
 /** The bits of a `pg` Client this file uses. */
@@ -47,13 +46,6 @@ export type StatementPrefix = {
 
 const states = new WeakMap<PgConnection, ConnectionState>();
 
-/** The `pg` connection under a MikroORM transaction (knex's transaction client hands back its one connection). */
-async function connectionOf(tx: EntityManager): Promise<PgConnection> {
-  const context = tx.getTransactionContext<{ client: { acquireConnection(): Promise<PgConnection> } }>();
-  if (!context) throw new Error('statement prefixes need a transaction');
-  return context.client.acquireConnection();
-}
-
 /**
  * Wraps the connection's `query` for good, rather than per transaction: a connection goes back to the pool when its
  * transaction ends, possibly before the owner restores anything, and the next owner's wrapper must not be undone by
@@ -100,10 +92,6 @@ function stateOf(connection: PgConnection): ConnectionState {
     });
   };
   return current;
-}
-
-export async function attachStatementPrefix(tx: EntityManager): Promise<StatementPrefix> {
-  return attachStatementPrefixTo(await connectionOf(tx));
 }
 
 /**

@@ -16,7 +16,7 @@ export class UserManagers {
   constructor(
     private readonly orm: MikroORM,
     private readonly transaction: unknown,
-    /** Null: the platform (the outbox relay), whose managers filter no site. */
+    /** Null: the platform (the outbox relay), which sends raw SQL only (the ORM's site filter would read `site_id is null`). */
     private readonly siteId: string | null,
     private readonly prefix: StatementPrefix,
   ) {}
