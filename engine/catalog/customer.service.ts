@@ -21,6 +21,21 @@ export type CustomerInput = {
 };
 
 /**
+ * An existing user found by a customer email, with what decides whether a job may simply name them: the account's
+ * flags and their customer profile on this site (`profileActive` null: they have none yet).
+ */
+export type KnownCustomer = { id: string; isServiceAccount: boolean; isActive: boolean; profileActive: boolean | null };
+
+/**
+ * What `findOrCreateCustomer` answers for a user already read by email, without reading them again: the user when
+ * they are an active, regular customer of this site; null when that function must decide (create, refuse, or add
+ * this site's profile). Keep the two in step.
+ */
+export function knownActiveCustomer(known: KnownCustomer | null): { id: string } | null {
+  return known && !known.isServiceAccount && known.isActive && known.profileActive === true ? { id: known.id } : null;
+}
+
+/**
  * Resolves a job's customer on a site. `customer_user_id` wins over `email` and must be an active customer of the
  * site. By email: an existing user is reused (given a customer profile on this site if they have none) and their
  * account is left as it is, since users are shared between sites and a job on one site must not rename a person

@@ -4,14 +4,9 @@ import type { CustomFieldDataType, CustomFieldOption } from '../../persistence/e
 import type { ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
 import type { FieldRule } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
+import type { KnownCustomer } from '../catalog/customer.service.ts';
 import type { BannedZone } from '../fleet/zone-rules.ts';
 import { workflowFromJson } from '../workflow/workflow.service.ts';
-
-/**
- * An existing user found by the job's customer email, with what decides whether the job may simply name them: the
- * account's flags and their customer profile on this site (`profileActive` null: they have none yet).
- */
-export type KnownCustomer = { id: string; isServiceAccount: boolean; isActive: boolean; profileActive: boolean | null };
 
 /** What creating a job reads of the site before it writes anything. */
 export type JobCreateContext = {

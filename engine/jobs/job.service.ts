@@ -6,7 +6,7 @@ import { UserProfileSchema } from '../../persistence/entities/user-profile.entit
 import { newId } from '../../persistence/ids.ts';
 import { assertOptions } from '../catalog/option.service.ts';
 import { assertServiceType } from '../catalog/service-type.service.ts';
-import { findOrCreateCustomer } from '../catalog/customer.service.ts';
+import { findOrCreateCustomer, knownActiveCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
@@ -39,21 +39,18 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   if (input.service_type_id) await assertServiceType(em, input.service_type_id);
   await assertOptions(em, input.option_ids ?? []);
   if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
-  const known = context.customer;
   const customer =
     actor.role === 'customer' && actor.userId
       ? { id: actor.userId }
-      : known && !known.isServiceAccount && known.isActive && known.profileActive === true
-        ? // A regular customer of this site: what findOrCreateCustomer would return, without reading them again.
-          { id: known.id }
-        : await findOrCreateCustomer(em, actor, siteId, {
+      : (knownActiveCustomer(context.customer) ??
+        (await findOrCreateCustomer(em, actor, siteId, {
             customer_user_id: input.customer_user_id,
             email: input.customer_email,
             first_name: input.customer_first_name,
             last_name: input.customer_last_name,
             phone: input.customer_phone,
             phone_country: input.customer_phone_country,
-          });
+          })));
   const { jobWorkflow: workflow, stopWorkflow } = context;
   const initial = workflow.states.find((s) => s.is_initial)!;
   const snapshot = initialSnapshot(buildEntityMachine(workflow));
