@@ -44,8 +44,11 @@ export type LocationTracker = {
   close(): Promise<void>;
 };
 
-/** How long the first fix of a batch waits for others: bounds the transactions per second (≤ 250 per site). */
-const WINDOW_MS = 4;
+/**
+ * How long the first fix of a batch waits for others: bounds the transactions per second (≤ 500 per site). At 5,000
+ * drivers a second, 2 ms instead of 4 took p50 ack latency from about 7 to 5 ms for ~10% more PostgreSQL CPU per fix.
+ */
+const WINDOW_MS = 2;
 /**
  * Fixes per statement at most, and enough to start one without waiting for the window. Building a statement's
  * arguments and reading its rows each run in one go on the event loop (about 5–10 µs per fix): 250 keeps each under
