@@ -118,7 +118,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
     }
     feed.add(site.siteId, result.applied);
     pruner.committed(site.siteId);
-    const answering = answerInSlices(batch, result.verdicts).finally(() => answers.delete(answering));
+    const answering = answerInSlices(batch, result.verdicts, options.logger).finally(() => answers.delete(answering));
     answers.add(answering);
   }
 
@@ -208,8 +208,11 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Settles each fix's answer with its verdict, {@link ANSWER_SLICE} fixes per turn of the event loop. */
-async function answerInSlices(batch: Waiting[], verdicts: LocationVerdict[]): Promise<void> {
+/**
+ * Settles each fix's answer with its verdict, {@link ANSWER_SLICE} fixes per turn of the event loop. A callback that
+ * throws is logged and the others are still answered.
+ */
+async function answerInSlices(batch: Waiting[], verdicts: LocationVerdict[], logger: Logger): Promise<void> {
   for (let start = 0; start < batch.length; start += ANSWER_SLICE) {
     if (start > 0) await nextTurn();
     const end = Math.min(batch.length, start + ANSWER_SLICE);
@@ -217,7 +220,12 @@ async function answerInSlices(batch: Waiting[], verdicts: LocationVerdict[]): Pr
       const { answer, index } = batch[i]!;
       answer.verdicts[index] = verdicts[i]!;
       answer.left -= 1;
-      if (answer.left === 0) answer.done(null, answer.verdicts);
+      if (answer.left !== 0) continue;
+      try {
+        answer.done(null, answer.verdicts);
+      } catch (error) {
+        logger.error({ err: error }, 'answering a location event failed');
+      }
     }
   }
 }
