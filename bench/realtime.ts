@@ -18,6 +18,8 @@
  *   the bench database over the phase, per ack (the figure to compare across runs on a shared machine).
  * - Loop and GC: the server's event-loop delay (p99 / worst) and garbage-collection pauses (ms per second, longest)
  *   over each 1 Hz phase, which land directly on ack latency: they tell a tail caused by pauses from one caused by work.
+ *   The client process's own CPU and loop delay are shown beside them: a stall there delays reading acks for both
+ *   targets. The clients send with an ack callback and one 1 ms interval (no timer or promise per fix).
  * - Memory per connection: the server's RSS and V8 heap+external after a forced GC, connected minus before, ÷ N.
  * - Capacity: closed loop, every one of 1,000 sockets keeps one fix in flight for 5 s; acks/s full ÷ echo.
  *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
@@ -171,11 +173,12 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
 
 function report(rows: Row[], capacities: Capacity[], machine: string): string {
   const table = formatGrid(
-    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'PG µs/ack', 'loop p99/max ms', 'GC ms/s (max)', 'RSS KB/conn', 'heap KB/conn'],
+    ['target', 'drivers', 'acked/s', 'p50 ms', 'p99 ms', 'refused+lost', 'server CPU', 'CPU µs/ack', 'PG µs/ack', 'loop p99/max ms', 'GC ms/s (max)', 'client CPU, loop p99/max ms', 'RSS KB/conn', 'heap KB/conn'],
     rows.map((r) => [
       r.target, whole(r.drivers), whole(r.stream.acked / r.stream.seconds), fixed(r.stream.latencyMs.p50, 2), fixed(r.stream.latencyMs.p99, 2),
       whole(r.stream.refused + r.stream.lost), `${fixed(r.cpuPercent)}%`, whole(r.cpuMicrosPerAck), r.dbMicrosPerAck === null ? '' : whole(r.dbMicrosPerAck),
       `${fixed(r.loop.loopP99Ms)} / ${fixed(r.loop.loopMaxMs)}`, `${fixed(r.loop.gcMs / r.stream.seconds)} (${fixed(r.loop.gcMaxMs)})`,
+      `${fixed(r.stream.clientCpuPercent)}%, ${fixed(r.stream.clientLoop.loopP99Ms)} / ${fixed(r.stream.clientLoop.loopMaxMs)}`,
       fixed(r.rssKbPerConnection), fixed(r.heapKbPerConnection),
     ]),
   );

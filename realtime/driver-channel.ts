@@ -37,8 +37,8 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
       reply(api.toBody());
     };
 
-    // Synchronous up to the tracker (quota, validation): one promise per event, the tracker's. A fix dated too far
-    // ahead or at no usable time is refused by the tracker (400 INVALID_RECORDED_AT, as REST answers it).
+    // Synchronous up to the tracker (quota, validation), and no promise per event: the tracker calls back. A fix dated
+    // too far ahead or at no usable time is refused by the tracker (400 INVALID_RECORDED_AT, as REST answers it).
     const answer = (payload: unknown, ack: unknown, batch: boolean): void => {
       const reply: Reply = typeof ack === 'function' ? (ack as Reply) : ignore;
       const retryAfterMs = quota.take(quotaKey);
@@ -55,10 +55,10 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
         failed(reply, error);
         return;
       }
-      services.locations.apply(siteId, userId, pings, batch).then(
-        (verdicts) => reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! }),
-        (error: unknown) => failed(reply, error),
-      );
+      services.locations.submit(siteId, userId, pings, batch, (error, verdicts) => {
+        if (error) failed(reply, error);
+        else reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! });
+      });
     };
     socket.on('location', (payload, ack) => answer(payload, ack, false));
     socket.on('locations', (payload, ack) => answer(payload, ack, true));

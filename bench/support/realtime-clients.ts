@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
+import { watchLoop, type LoopFigures } from './loop-monitor.ts';
 import { percentiles, type Percentiles } from './open-loop.ts';
 
 /**
@@ -12,7 +13,12 @@ export type ClientRequest =
   | { type: 'saturate'; seconds: number }
   | { type: 'disconnect' };
 
-export type StreamReply = { sent: number; acked: number; refused: number; lost: number; seconds: number; latencyMs: Percentiles };
+/**
+ * `clientLoop`, `clientCpuPercent`: this process's own event-loop delay, GC pauses and CPU over the phase. A stall
+ * here delays the reading of acks and so inflates the measured latency of both targets alike (the echo's p99 beside
+ * it is the control), and its CPU competes with the server's on a small machine.
+ */
+export type StreamReply = { sent: number; acked: number; refused: number; lost: number; seconds: number; latencyMs: Percentiles; clientLoop: LoopFigures; clientCpuPercent: number };
 export type ClientReply = { ok: true; connected?: number; ms?: number; stream?: StreamReply } | { ok: false; error: string };
 
 const send = process.send?.bind(process);
@@ -44,58 +50,100 @@ function fixFor(index: number): { lat: number; lng: number; speed: number; recor
   return { lat: 40 + (index % 100) * 0.01 + step * 0.0001, lng: -3 + Math.floor(index / 100) * 0.01, speed: 11, recorded_at: new Date(at).toISOString() };
 }
 
-type Tally = { sent: number; acked: number; refused: number; lost: number; latencies: number[] };
+/** How long an unanswered fix is waited for at the end of a phase before it counts as lost. */
+const ACK_TIMEOUT_MS = 10_000;
 
-function emitOne(index: number, tally: Tally): Promise<void> {
-  const started = performance.now();
-  tally.sent += 1;
-  return sockets[index]!.timeout(10_000)
-    .emitWithAck('location', fixFor(index))
-    .then(
-      (reply: { data?: unknown }) => {
-        tally.latencies.push(performance.now() - started);
-        if (reply.data) tally.acked += 1;
-        else tally.refused += 1;
-      },
-      () => {
-        tally.lost += 1;
-      },
-    );
+type Tally = { sent: number; acked: number; refused: number; lost: number; latencies: number[]; open: boolean; answered(): void };
+
+function newTally(): Tally {
+  return { sent: 0, acked: 0, refused: 0, lost: 0, latencies: [], open: true, answered: () => {} };
 }
 
-/** Every socket sends `hz` fixes a second, phases spread evenly over the period (an open loop per socket). */
-async function stream(seconds: number, hz: number): Promise<StreamReply> {
-  const tally: Tally = { sent: 0, acked: 0, refused: 0, lost: 0, latencies: [] };
-  const periodMs = 1000 / hz;
+/**
+ * One fix with an acknowledgement callback: no timer and no promise per fix (a `timeout().emitWithAck` each cost
+ * this process a timer and a promise, and its own stalls inflate the latency it measures). `then` runs after the ack.
+ */
+function emitOne(index: number, tally: Tally, then?: () => void): void {
   const started = performance.now();
-  const pending: Promise<void>[] = [];
-  await Promise.all(
-    sockets.map(async (_, index) => {
-      await new Promise((resolve) => setTimeout(resolve, (index / sockets.length) * periodMs));
-      for (let tick = 0; ; tick += 1) {
-        const due = (index / sockets.length) * periodMs + tick * periodMs;
-        if (due >= seconds * 1000) return;
-        const wait = due - (performance.now() - started);
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        pending.push(emitOne(index, tally));
+  tally.sent += 1;
+  sockets[index]!.emit('location', fixFor(index), (reply: { data?: unknown }) => {
+    if (!tally.open) return;
+    tally.latencies.push(performance.now() - started);
+    if (reply.data) tally.acked += 1;
+    else tally.refused += 1;
+    tally.answered();
+    then?.();
+  });
+}
+
+/** Waits until every fix sent is answered, or ACK_TIMEOUT_MS; the unanswered ones are lost. */
+async function settle(tally: Tally): Promise<void> {
+  const answered = () => tally.acked + tally.refused;
+  if (answered() < tally.sent) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ACK_TIMEOUT_MS);
+      tally.answered = () => {
+        if (answered() < tally.sent) return;
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+  tally.open = false;
+  tally.lost = tally.sent - answered();
+}
+
+/**
+ * Every socket sends `hz` fixes a second, phases spread evenly over the period (an open loop): fix k goes to socket
+ * k mod N at k / (N·hz) seconds. One 1 ms interval issues what is due (about 5 fixes per tick at 5,000 Hz), as the
+ * per-socket timers it replaces did in effect (timers have millisecond resolution) without 5,000 timers a second.
+ */
+async function stream(seconds: number, hz: number): Promise<StreamReply> {
+  const tally = newTally();
+  const watch = watchClient();
+  const started = performance.now();
+  const rate = sockets.length * hz;
+  const total = Math.floor(seconds * rate);
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+      while (tally.sent < due) emitOne(tally.sent % sockets.length, tally);
+      if (tally.sent >= total) {
+        clearInterval(timer);
+        resolve();
       }
-    }),
-  );
-  await Promise.all(pending);
-  return { ...summary(tally), seconds: (performance.now() - started) / 1000 };
+    }, 1);
+  });
+  await settle(tally);
+  return { ...summary(tally), seconds: (performance.now() - started) / 1000, ...watch.stop() };
 }
 
 /** Closed loop: every socket keeps one fix in flight for `seconds` (the server's capacity). */
 async function saturate(seconds: number): Promise<StreamReply> {
-  const tally: Tally = { sent: 0, acked: 0, refused: 0, lost: 0, latencies: [] };
+  const tally = newTally();
+  const watch = watchClient();
   const started = performance.now();
   const deadline = started + seconds * 1000;
-  await Promise.all(
-    sockets.map(async (_, index) => {
-      while (performance.now() < deadline) await emitOne(index, tally);
-    }),
-  );
-  return { ...summary(tally), seconds: (performance.now() - started) / 1000 };
+  const next = (index: number) => (): void => {
+    if (performance.now() < deadline) emitOne(index, tally, next(index));
+  };
+  sockets.forEach((_, index) => next(index)());
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  await settle(tally);
+  return { ...summary(tally), seconds: (performance.now() - started) / 1000, ...watch.stop() };
+}
+
+/** This process's loop delay, GC pauses and CPU over a phase: what the clients themselves add to the latency. */
+function watchClient(): { stop(): { clientLoop: LoopFigures; clientCpuPercent: number } } {
+  const loop = watchLoop();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  return {
+    stop() {
+      const used = process.cpuUsage(cpu);
+      return { clientLoop: loop.stop(), clientCpuPercent: ((used.user + used.system) / 1000 / (performance.now() - started)) * 100 };
+    },
+  };
 }
 
 const summary = (tally: Tally) => ({ sent: tally.sent, acked: tally.acked, refused: tally.refused, lost: tally.lost, latencyMs: percentiles(tally.latencies) });

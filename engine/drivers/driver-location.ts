@@ -5,7 +5,7 @@ import type { JobActor } from '../jobs/job-input.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import { readDriverState, type DriverStateRow } from './driver-status.ts';
 import { DEFAULT_TRACK_THROTTLE, thinTrack, type TrackMemory, type TrackThrottle } from './driver-track.ts';
-import { LOCATION_STATEMENT, locationArguments, readLocationRows, type LocationRow, type TimedFix } from './driver-track-sql.ts';
+import { LOCATION_STATEMENT, locationArguments, readLocationRows, type LastFix, type LocationRow, type TimedFix } from './driver-track-sql.ts';
 import { executeInTenantRoundTrip } from './tenant-round-trip.ts';
 
 export type LocationPing = { lat: number; lng: number; heading?: number; speed?: number; accuracy?: number; recorded_at: string };
@@ -110,7 +110,9 @@ export async function applyLocations(
   for (const fix of fixes) {
     const best = newest.get(fix.userId);
     if (!best || fix.recordedAtMs > best.recordedAtMs) newest.set(fix.userId, fix);
-    if (!memory?.rulesOut(siteId, fix.userId, fix.recordedAtMs, fix.ping, throttle)) candidates.push({ ...fix, lat: fix.ping.lat, lng: fix.ping.lng });
+    if (!memory?.rulesOut(siteId, fix.userId, fix.recordedAtMs, fix.ping, throttle)) {
+      candidates.push({ userId: fix.userId, ping: fix.ping, recordedAtMs: fix.recordedAtMs, lat: fix.ping.lat, lng: fix.ping.lng });
+    }
   }
   const points = thinTrack(candidates, throttle);
   const plan = (memory?.size ?? 0) >= GENERIC_PLAN_FROM_DRIVERS ? 'generic' : 'custom';
@@ -124,17 +126,26 @@ export async function applyLocations(
   const applied: DriverFix[] = [];
   for (const fix of fixes) {
     const { userId, recordedAtMs: t, ping } = fix;
-    const last = before.get(userId) ?? { t: -Infinity, lat: null, lng: null };
+    const last = before.get(userId) ?? NEVER_APPLIED;
     if (t === last.t && ping.lat === last.lat && ping.lng === last.lng) verdicts.push(DUPLICATE);
     else if (t <= last.t) verdicts.push(STALE);
     else {
-      before.set(userId, { t, lat: ping.lat, lng: ping.lng });
+      // The batch's rows are ours to update in place; a driver without one gets their own.
+      if (last === NEVER_APPLIED) before.set(userId, { t, lat: ping.lat, lng: ping.lng });
+      else {
+        last.t = t;
+        last.lat = ping.lat;
+        last.lng = ping.lng;
+      }
       applied.push(fix);
       verdicts.push(ACCEPTED);
     }
   }
   return { verdicts, applied, stored: stored.length };
 }
+
+/** The last applied fix of a driver the statement found none for. */
+const NEVER_APPLIED: LastFix = Object.freeze({ t: -Infinity, lat: null, lng: null });
 
 /** A fix that may become a track point, with its position where the throttle reads it. */
 type TrackPointFix = TimedFix & { lat: number; lng: number };

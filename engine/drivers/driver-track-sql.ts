@@ -76,24 +76,30 @@ export function locationArguments(siteId: string, newest: TimedFix[], points: Ti
   ];
 }
 
+/**
+ * The seven column arrays as text, each built by appending (no array of per-fix strings to join: a batch's arguments
+ * were a few hundred short-lived strings and arrays per statement).
+ */
 function fixArrays(fixes: TimedFix[], literal: Literal): string[] {
-  const users: string[] = [];
-  const lats: string[] = [];
-  const lngs: string[] = [];
-  const headings: string[] = [];
-  const speeds: string[] = [];
-  const accuracies: string[] = [];
-  const times: string[] = [];
-  for (const { userId, ping, recordedAtMs } of fixes) {
-    users.push(arrayText(userId));
-    lats.push(numberLiteral(ping.lat));
-    lngs.push(numberLiteral(ping.lng));
-    headings.push(optionalNumber(ping.heading));
-    speeds.push(optionalNumber(ping.speed));
-    accuracies.push(optionalNumber(ping.accuracy));
-    times.push(numberLiteral(recordedAtMs));
+  let users = '';
+  let lats = '';
+  let lngs = '';
+  let headings = '';
+  let speeds = '';
+  let accuracies = '';
+  let times = '';
+  for (let i = 0; i < fixes.length; i += 1) {
+    const { userId, ping, recordedAtMs } = fixes[i]!;
+    const comma = i === 0 ? '' : ',';
+    users += comma + arrayText(userId);
+    lats += comma + numberLiteral(ping.lat);
+    lngs += comma + numberLiteral(ping.lng);
+    headings += comma + optionalNumber(ping.heading);
+    speeds += comma + optionalNumber(ping.speed);
+    accuracies += comma + optionalNumber(ping.accuracy);
+    times += comma + numberLiteral(recordedAtMs);
   }
-  return [users, lats, lngs, headings, speeds, accuracies, times].map((items) => literal(`{${items.join(',')}}`));
+  return [users, lats, lngs, headings, speeds, accuracies, times].map((items) => literal(`{${items}}`));
 }
 
 /** A string as an element of an array literal: double-quoted, `"` and `\` escaped (the outer literal quotes the rest). */

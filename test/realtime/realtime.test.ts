@@ -130,6 +130,21 @@ describe('locations', () => {
     });
   });
 
+  it('applies a full offline backlog across several statements: verdicts see the fixes committed before them', async () => {
+    server.clock.advance(60 * 60);
+    const driver = await connect('acme', '/driver', acme.keys.driver);
+    const now = server.clock.now().getTime();
+    const at = (i: number) => ({ lat: 48.8 + i * 0.0001, lng: 2.35, recorded_at: new Date(now - 600_000 + i * 1000).toISOString() });
+    const backlog = Array.from({ length: 500 }, (_, i) => at(i));
+    backlog[250] = at(249); // an exact repeat of the fix before it, which a statement before this one applied
+    backlog[400] = { ...at(10), lat: 48.9 }; // older than the fixes applied before it
+    const reply = await ask<BatchAck>(driver, 'locations', backlog);
+    const expected = backlog.map((_, i) => (i === 250 ? { accepted: false, reason: 'duplicate' } : i === 400 ? { accepted: false, reason: 'stale' } : { accepted: true }));
+    expect(reply.data).toEqual({ accepted: 498, results: expected });
+    const location = await acme.as.driver.get<{ data: { lat: number; recorded_at: string } }>('/api/driver/location');
+    expect(location.body.data).toMatchObject({ lat: at(499).lat, recorded_at: at(499).recorded_at });
+  });
+
   it('answers a malformed fix with an error ack naming the field, and a fix from the future with INVALID_RECORDED_AT', async () => {
     const driver = await connect('acme', '/driver', acme.keys.driver);
     const bad = await ask<Ack>(driver, 'location', { lat: 123, lng: 2, recorded_at: new Date().toISOString() });
