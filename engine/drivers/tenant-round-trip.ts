@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { tenantSettingsSql } from '../../persistence/tenant-scope.ts';
 
 /** The bits of a pooled `pg` client used here. */
 type PgClient = { query(text: string): Promise<PgResult | PgResult[]>; escapeLiteral(value: string): string };
@@ -18,7 +19,7 @@ export type Literal = (value: string) => string;
  * @returns the statement's rows
  */
 export async function inTenantRoundTrip<Row>(orm: MikroORM, siteId: string, build: (literal: Literal) => string): Promise<Row[]> {
-  return onPooledConnection(orm, (client, literal) => lastRows<Row>(client.query(`${tenantSettings(literal, siteId)}; ${build(literal)}`)));
+  return onPooledConnection(orm, (client, literal) => lastRows<Row>(client.query(`${tenantSettingsSql({ siteId, userId: null }, literal)}; ${build(literal)}`)));
 }
 
 /** A statement prepared once per pooled connection and run with `execute`: `types` are its parameters' types. */
@@ -59,7 +60,7 @@ export async function executeInTenantRoundTrip<Row>(
       await client.query(`prepare ${statement.name} (${statement.types.join(', ')}) as ${statement.sql}`);
       prepared.add(statement.name);
     }
-    const settings = `${tenantSettings(literal, siteId)}, set_config('plan_cache_mode', 'force_${plan}_plan', true)`;
+    const settings = `${tenantSettingsSql({ siteId, userId: null }, literal)}, set_config('plan_cache_mode', 'force_${plan}_plan', true)`;
     return lastRows<Row>(client.query(`${settings}; execute ${statement.name}(${args(literal).join(', ')})`));
   });
 }
@@ -85,9 +86,6 @@ async function onPooledConnection<T>(orm: MikroORM, work: (client: PgClient, lit
     await pool.releaseConnection(client);
   }
 }
-
-const tenantSettings = (literal: Literal, siteId: string): string =>
-  `select set_config('app.site_id', ${literal(siteId)}, true), set_config('app.user_id', '', true), set_config('app.platform', '', true)`;
 
 async function lastRows<Row>(query: Promise<PgResult | PgResult[]>): Promise<Row[]> {
   const results = await query;
