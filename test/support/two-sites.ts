@@ -1,8 +1,8 @@
-import { afterAll, beforeAll } from 'vitest';
+import { beforeAll } from 'vitest';
 import { createSiteFixture, type SiteFixture } from './fixtures.ts';
-import { startTestServer, type TestServer } from './test-server.ts';
+import { useOneSite, type OneSite } from './one-site.ts';
 
-export type TwoSites = { server: TestServer; acme: SiteFixture; globex: SiteFixture };
+export type TwoSites = OneSite & { globex: SiteFixture };
 
 type ServerEnv = Record<string, string>;
 
@@ -14,12 +14,9 @@ type ServerEnv = Record<string, string>;
  * Hooks the caller registers later run after this `beforeAll` and before this `afterAll`.
  */
 export function useTwoSites(env: ServerEnv | (() => Promise<ServerEnv>) = {}): TwoSites {
-  const sites = {} as TwoSites;
+  const sites = useOneSite(env) as TwoSites;
   beforeAll(async () => {
-    sites.server = await startTestServer(typeof env === 'function' ? await env() : env);
-    sites.acme = await createSiteFixture(sites.server, 'acme');
     sites.globex = await createSiteFixture(sites.server, 'globex');
   });
-  afterAll(() => sites.server.close());
   return sites;
 }

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../../support/test-server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useOneSite } from '../../support/one-site.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from '../../http/dispatch-fixtures.ts';
 
 /**
@@ -9,20 +8,16 @@ import { createDriver, createTeam, createVehicle, jobAt } from '../../http/dispa
  * the head read (the job and the driver index's changes), the driver-day lock with the one write statement, and the
  * audit + outbox with the COMMIT. Three, and none of them a BEGIN of its own.
  */
-let server: TestServer;
-let acme: SiteFixture;
+const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
 let team: string;
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 
 beforeAll(async () => {
-  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
-  acme = await createSiteFixture(server, 'acme');
-  team = await createTeam(acme, 'Round trips');
-  const vehicleId = await createVehicle(acme);
-  for (const name of ['Near Ned', 'Far Fay']) await createDriver(server, acme, { name, at: PARIS, vehicleId, teamIds: [team] });
+  team = await createTeam(site.acme, 'Round trips');
+  const vehicleId = await createVehicle(site.acme);
+  for (const name of ['Near Ned', 'Far Fay']) await createDriver(site.server, site.acme, { name, at: PARIS, vehicleId, teamIds: [team] });
 }, 60_000);
-afterAll(() => server.close());
 
 type Sent = { connection: object; text: string };
 
@@ -58,10 +53,10 @@ function dispatchTransaction(sent: Sent[]): string[] {
 describe('a team dispatch', () => {
   it('sends its BEGIN with its first statement and its audit and outbox with the COMMIT, the driver-day lock with the write', async () => {
     for (let round = 0; round < 3; round++) {
-      const job = await jobAt(acme.as.dispatcher, PARIS);
+      const job = await jobAt(site.acme.as.dispatcher, PARIS);
       let status = 0;
       const sent = await recording(async () => {
-        status = (await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: team })).status;
+        status = (await site.acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: team })).status;
       });
       expect(status).toBe(200);
       // The first dispatch of the site in this process reads the whole fleet unprepared; the next ones are counted.

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../support/wait-for.ts';
 import { OptimisticLockError } from '@mikro-orm/core';
 import { assignJob } from '../../../engine/dispatch/assign-job.ts';
@@ -13,8 +13,7 @@ import type { CommandScope } from '../../../engine/commands/apply-transition.ts'
 import type { CommandContext } from '../../../engine/engine.ts';
 import { workflowById } from '../../../engine/workflow/workflow.service.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
-import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../../support/test-server.ts';
+import { useOneSite } from '../../support/one-site.ts';
 import { createDriver, createVehicle, jobAt, type TestDriver } from '../../http/dispatch-fixtures.ts';
 
 /**
@@ -22,8 +21,7 @@ import { createDriver, createVehicle, jobAt, type TestDriver } from '../../http/
  * versions, audit records and events, in the same order, for a job that opens the driver's route and for one that
  * joins it; the second driver's jobs go the step-by-step way (a job target without its workflow states).
  */
-let server: TestServer;
-let acme: SiteFixture;
+const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
 let fast: TestDriver;
 let stepwise: TestDriver;
 let late: TestDriver;
@@ -32,16 +30,13 @@ let busy: TestDriver;
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 
 beforeAll(async () => {
-  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
-  acme = await createSiteFixture(server, 'acme');
-  const vehicle = await createVehicle(acme);
+  const vehicle = await createVehicle(site.acme);
   // One name: the records name the driver.
-  fast = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
-  stepwise = await createDriver(server, acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
-  late = await createDriver(server, acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
-  busy = await createDriver(server, acme, { name: 'Busy Bo', at: PARIS, vehicleId: vehicle });
+  fast = await createDriver(site.server, site.acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
+  stepwise = await createDriver(site.server, site.acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
+  late = await createDriver(site.server, site.acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
+  busy = await createDriver(site.server, site.acme, { name: 'Busy Bo', at: PARIS, vehicleId: vehicle });
 }, 60_000);
-afterAll(() => server.close());
 
 type Outcome = { statements: number; pending: unknown; rows: unknown };
 
@@ -50,11 +45,11 @@ type Outcome = { statements: number; pending: unknown; rows: unknown };
  * and the round trips the assignment made (over every attempt of the command).
  */
 async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome> {
-  const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
-  const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
+  const jobId = (await jobAt(site.acme.as.dispatcher, PARIS)).id;
+  const ctx: CommandContext = { siteId: site.acme.site.id, actor: { userId: site.acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
   let statements = 0;
   let pending: unknown;
-  const assigned = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+  const assigned = await site.server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
     const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
     const target = toJobTarget(indexed.jobRows, jobId);
     const job = atOnce ? target : { ...target, states: undefined };
@@ -67,7 +62,7 @@ async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome>
     return result;
   });
   const ids = new Map<string, string>([[jobId, 'JOB'], [assigned.route.id, 'ROUTE'], [assigned.dispatch.id, 'DISPATCH'], [driver.id, 'DRIVER']]);
-  const rows = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => ({
+  const rows = await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, async (em) => ({
     job: await em.execute('select phase, workflow_state_id, snapshot, version, driver_user_id from job where id = ?', [jobId]),
     stops: await em.execute('select id, phase, workflow_state_id, snapshot, version from stop where job_id = ? order by sort_order', [jobId]),
     route: await em.execute('select phase, workflow_state_id, snapshot, version, driver_user_id from route where id = ?', [assigned.route.id]),
@@ -144,24 +139,24 @@ describe('dispatch write in one statement', () => {
   });
 
   it('creates no second route when another command opened one for the day after the lock read: the command is retried and joins it', async () => {
-    const jobId = (await jobAt(acme.as.dispatcher, PARIS)).id;
-    const ctx: CommandContext = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
-    const serviceDate = new Intl.DateTimeFormat('en-CA', { timeZone: acme.site.timezone ?? 'UTC' }).format(new Date());
+    const jobId = (await jobAt(site.acme.as.dispatcher, PARIS)).id;
+    const ctx: CommandContext = { siteId: site.acme.site.id, actor: { userId: site.acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
+    const serviceDate = new Intl.DateTimeFormat('en-CA', { timeZone: site.acme.site.timezone ?? 'UTC' }).format(new Date());
     const otherRoute = 'route_01OTHERCOMMANDSROUTE00000';
     const outcomes: string[] = [];
-    const route = await server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+    const route = await site.server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
       const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
       const job = toJobTarget(indexed.jobRows, jobId);
       const plan = (await planJobDispatch(scope, job))!;
       const place = await lockDriverDayPlace(scope, { driverUserId: late.id, vehicleId: 'veh_none', serviceDate, teamId: null });
       if ('day' in place) {
         // Another writer (one that does not take the driver-day lock) commits an open route for that day meanwhile.
-        await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+        await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
           em.execute(
             `insert into route (id, site_id, name, workflow_id, workflow_state_id, phase, version, snapshot, driver_user_id, service_date, created_at, updated_at)
              select ?, w.site_id, 'Other', w.id, s->>'id', s->>'phase', 1, jsonb_build_object('value', s->>'key'), ?, ?, now(), now()
              from workflow w, jsonb_array_elements(w.states) s where w.site_id = ? and w.entity_type = 'route' and w.is_current and (s->>'is_initial')::boolean`,
-            [otherRoute, late.id, serviceDate, acme.site.id],
+            [otherRoute, late.id, serviceDate, site.acme.site.id],
           ),
         );
       }
@@ -177,7 +172,7 @@ describe('dispatch write in one statement', () => {
     });
     expect(outcomes).toEqual(['raced', 'written']);
     expect(route).toBe(otherRoute);
-    const routes = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+    const routes = await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
       em.execute<{ id: string }[]>('select id from route where driver_user_id = ? and service_date = ?', [late.id, serviceDate]),
     );
     expect(routes.map((r) => r.id)).toEqual([otherRoute]);
@@ -187,8 +182,8 @@ describe('dispatch write in one statement', () => {
 /** The driver's route (after a first dispatch opened it) and another job, whose stops another command will place on it. */
 async function routeWithAnotherJob(driver: TestDriver): Promise<{ route: { id: string; service_date: string }; otherJob: string }> {
   await dispatchTo(driver, true);
-  const otherJob = (await jobAt(acme.as.dispatcher, PARIS)).id;
-  const [route] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+  const otherJob = (await jobAt(site.acme.as.dispatcher, PARIS)).id;
+  const [route] = await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
     em.execute<{ id: string; service_date: string }[]>(`select id, service_date from route where driver_user_id = ? and phase not in ('completed', 'cancelled')`, [driver.id]),
   );
   return { route: route!, otherJob };
@@ -199,10 +194,10 @@ async function routeWithAnotherJob(driver: TestDriver): Promise<{ route: { id: s
  * half a second later; a dispatch to the same driver starts meanwhile. The dispatch's round trips and the route's positions.
  */
 async function whileAnotherCommandAddsStops(route: { id: string; service_date: string }, otherJob: string, holding: 'driver-day lock' | 'route row'): Promise<{ statements: number; placed: number[] }> {
-  const orm = server.services.db.orm;
+  const orm = site.server.services.db.orm;
   let dispatched: Promise<Outcome> | undefined;
-  await inTenantScope(orm, { siteId: acme.site.id }, async (em) => {
-    if (holding === 'driver-day lock') await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${acme.site.id}:${busy.id}:${route.service_date}`]);
+  await inTenantScope(orm, { siteId: site.acme.site.id }, async (em) => {
+    if (holding === 'driver-day lock') await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${site.acme.site.id}:${busy.id}:${route.service_date}`]);
     else await em.execute('select id from route where id = ? for update', [route.id]);
     await em.execute(
       `insert into route_stop (stop_id, site_id, route_id, job_id, position)
@@ -214,7 +209,7 @@ async function whileAnotherCommandAddsStops(route: { id: string; service_date: s
     await sleep(500);
   });
   const { statements } = await dispatched!;
-  const positions = await inTenantScope(orm, { siteId: acme.site.id }, (em) =>
+  const positions = await inTenantScope(orm, { siteId: site.acme.site.id }, (em) =>
     em.execute<{ position: number }[]>('select position from route_stop where route_id = ? order by position', [route.id]),
   );
   return { statements, placed: positions.map((p) => Number(p.position)) };
