@@ -111,7 +111,7 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
       result = await applyLocations(options.orm, site.siteId, batch, options.throttle, memory);
     } catch (error) {
       options.logger.error({ err: error, site: site.siteId, fixes: batch.length }, 'location batch failed');
-      failAll(batch, error);
+      failAll(batch, error, options.logger);
       return;
     } finally {
       for (const fix of batch) site.busy.delete(fix.userId);
@@ -230,11 +230,19 @@ async function answerInSlices(batch: Waiting[], verdicts: LocationVerdict[], log
   }
 }
 
-/** A failed statement fails every call it carried a fix of, once each. */
-function failAll(batch: Waiting[], error: unknown): void {
+/**
+ * A failed statement fails every call it carried a fix of, once each (a call split across statements may have had
+ * fixes committed by another: a retry gets those back as `duplicate` or `stale`, nothing applied twice). A callback that throws is logged and
+ * the others are still failed, as in {@link answerInSlices}.
+ */
+function failAll(batch: Waiting[], error: unknown, logger: Logger): void {
   for (const { answer } of batch) {
     if (answer.left === -1) continue;
     answer.left = -1;
-    answer.done(error, []);
+    try {
+      answer.done(error, []);
+    } catch (thrown) {
+      logger.error({ err: thrown }, 'answering a location event failed');
+    }
   }
 }
