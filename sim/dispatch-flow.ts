@@ -10,28 +10,31 @@ import type { DriverState, JobState } from './world.ts';
 type JobBody = { id: string; stops: { id: string; type: string }[] };
 
 /**
- * A new job is created while the drivers' earlier calls still run (creating it reads no driver, and nothing a driver
- * does reads it before it is dispatched); its dispatch is a decision and waits for all of them first. Behind jobs
- * that wait for a free slot it joins their queue instead: the fleet is full, and the next freed slot is theirs.
+ * A new job is created while the drivers' calls run, before and after it (creating it reads no driver, and nothing a
+ * driver does reads it before it is dispatched): the loop does not wait for it. Its dispatch is a decision and waits
+ * for every queued call first, this creation included. Behind jobs that wait for a free slot it joins their queue
+ * instead: the fleet is full, and the next freed slot is theirs.
  */
 export async function jobCreated(run: RunContext, job: JobState): Promise<void> {
   const { plan } = job;
-  const created = await run.api.call<JobBody>('POST', '/api/job', {
-    // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
-    customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,
-    customer_first_name: 'Sim',
-    customer_last_name: plan.name,
-    stops: [
-      { type: 'pickup', street_address: `${plan.name} pickup`, point: plan.pickup },
-      { type: 'dropoff', street_address: `${plan.name} dropoff`, point: plan.dropoff },
-    ],
-  });
-  job.id = created.id;
-  job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
   job.status = 'waiting';
-  run.byJobId.set(created.id, job);
   run.waiting.add(job);
   run.recorder?.event(run.now, 'job_created', { job: plan.name, pickup: plan.pickup, dropoff: plan.dropoff });
+  run.act('office', async () => {
+    const created = await run.api.call<JobBody>('POST', '/api/job', {
+      // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
+      customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,
+      customer_first_name: 'Sim',
+      customer_last_name: plan.name,
+      stops: [
+        { type: 'pickup', street_address: `${plan.name} pickup`, point: plan.pickup },
+        { type: 'dropoff', street_address: `${plan.name} dropoff`, point: plan.dropoff },
+      ],
+    });
+    job.id = created.id;
+    job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
+    run.byJobId.set(created.id, job);
+  });
   if (queueAhead(run, job)) {
     job.lastFailure = 'waiting behind earlier jobs for a free driver';
     return;
