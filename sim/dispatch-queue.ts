@@ -58,7 +58,7 @@ function oldestWaiting(run: RunContext, count: number, except: JobState | null):
  */
 export function abandonStranded(run: RunContext): void {
   if (run.drivers.some((d) => d.online || run.now < d.plan.shiftStart)) return;
-  for (const job of [...run.waiting]) {
+  for (const job of run.waiting) {
     if (job.status !== 'waiting' || job.nextDispatch !== null) continue;
     job.status = 'abandoned';
     job.abandonReason = `${job.lastFailure}; no driver is on shift any more`;
