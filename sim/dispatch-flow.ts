@@ -1,7 +1,7 @@
 import { notifyPoolPost, takeJob, withinReach } from './driver-behaviour.ts';
 import { keyedDraw } from './random.ts';
 import type { RunContext } from './run-context.ts';
-import { scheduleDispatch, SLOW_RETRY_FACTOR } from './dispatch-queue.ts';
+import { queueAhead, scheduleDispatch, SLOW_RETRY_FACTOR, waitsForFreeSlot, wakeWaiting } from './dispatch-queue.ts';
 import { acceptOffer } from './strategies.ts';
 import type { DriverState, JobState } from './world.ts';
 
@@ -10,27 +10,35 @@ import type { DriverState, JobState } from './world.ts';
 type JobBody = { id: string; stops: { id: string; type: string }[] };
 
 /**
- * A new job is created while the drivers' earlier calls still run (creating it reads no driver, and nothing a driver
- * does reads it before it is dispatched); its dispatch is a decision and waits for all of them first.
+ * A new job is created while the drivers' calls run, before and after it (creating it reads no driver, and nothing a
+ * driver does reads it before it is dispatched): the loop does not wait for it. Its dispatch is a decision and waits
+ * for every queued call first, this creation included. Behind jobs that wait for a free slot it joins their queue
+ * instead: the fleet is full, and the next freed slot is theirs.
  */
 export async function jobCreated(run: RunContext, job: JobState): Promise<void> {
   const { plan } = job;
-  const created = await run.api.call<JobBody>('POST', '/api/job', {
-    // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
-    customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,
-    customer_first_name: 'Sim',
-    customer_last_name: plan.name,
-    stops: [
-      { type: 'pickup', street_address: `${plan.name} pickup`, point: plan.pickup },
-      { type: 'dropoff', street_address: `${plan.name} dropoff`, point: plan.dropoff },
-    ],
-  });
-  job.id = created.id;
-  job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
   job.status = 'waiting';
-  run.byJobId.set(created.id, job);
   run.waiting.add(job);
   run.recorder?.event(run.now, 'job_created', { job: plan.name, pickup: plan.pickup, dropoff: plan.dropoff });
+  run.act('office', async () => {
+    const created = await run.api.call<JobBody>('POST', '/api/job', {
+      // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
+      customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,
+      customer_first_name: 'Sim',
+      customer_last_name: plan.name,
+      stops: [
+        { type: 'pickup', street_address: `${plan.name} pickup`, point: plan.pickup },
+        { type: 'dropoff', street_address: `${plan.name} dropoff`, point: plan.dropoff },
+      ],
+    });
+    job.id = created.id;
+    job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
+    run.byJobId.set(created.id, job);
+  });
+  if (queueAhead(run, job)) {
+    job.lastFailure = 'waiting behind earlier jobs for a free driver';
+    return;
+  }
   job.nextDispatch = { at: run.now, token: 0 };
   await run.flush();
   await dispatch(run, job);
@@ -50,7 +58,7 @@ export async function dispatch(run: RunContext, job: JobState): Promise<void> {
     return;
   }
   if (outcome.kind === 'none') {
-    retryLater(run, job, `no driver found (${outcome.reason})`, 'none');
+    retryLater(run, job, `no driver found (${outcome.reason})`, waitsForFreeSlot(run, outcome.reason) ? 'slot' : 'none');
     return;
   }
   const driver = run.byUserId.get(outcome.driverUserId);
@@ -95,14 +103,17 @@ function giveBack(run: RunContext, driver: DriverState, job: JobState, why: stri
   job.dispatchId = null;
   run.recorder?.event(run.now, 'returned', { job: job.plan.name, driver: driver.plan.name, why });
   retryLater(run, job, `returned by drivers (${why})`, 'returned');
+  // The driver's slot is free again: the next waiting job may have it (this one is offered again after retry_s).
+  wakeWaiting(run, 1, job);
 }
 
 /**
  * A job nobody took waits. Returned by a driver: offered again after `retry_s` (to someone else, or to the same
- * driver later), until `max_returns`. Nobody eligible: it is offered again as soon as a driver frees a slot
- * (`wakeWaiting`), with a slow retry in case nothing frees one.
+ * driver later), until `max_returns`.
+ * The whole fleet full (`slot`): offered again only when a driver frees a slot (`wakeWaiting`), with no call before.
+ * Nobody eligible for another reason: a slow retry.
  */
-function retryLater(run: RunContext, job: JobState, reason: string, kind: 'none' | 'returned'): void {
+function retryLater(run: RunContext, job: JobState, reason: string, kind: 'slot' | 'none' | 'returned'): void {
   const { site } = run.plan.scenario;
   job.status = 'waiting';
   job.lastFailure = reason;
@@ -114,5 +125,6 @@ function retryLater(run: RunContext, job: JobState, reason: string, kind: 'none'
     run.waiting.delete(job);
     return;
   }
+  if (kind === 'slot') return;
   scheduleDispatch(run, job, run.now + (kind === 'returned' ? site.retry_s : site.retry_s * SLOW_RETRY_FACTOR));
 }

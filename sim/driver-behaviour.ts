@@ -1,4 +1,4 @@
-import { wakeWaiting } from './dispatch-queue.ts';
+import { abandonStranded, wakeWaiting } from './dispatch-queue.ts';
 import { haversineM, round6 } from './geo.ts';
 import { keyedDraw } from './random.ts';
 import type { RunContext } from './run-context.ts';
@@ -114,6 +114,7 @@ export function lingerOrLeave(run: RunContext, driver: DriverState): void {
   driver.onlineIntervals.push([driver.onlineSince!, run.now]);
   driver.onlineSince = null;
   setAvailability(run, driver, 'offline');
+  abandonStranded(run);
 }
 
 /** A free pool driver reads the pool and claims the nearest job within reach; nothing there: wait for posts. */

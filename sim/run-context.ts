@@ -41,16 +41,17 @@ export type RunContext = {
   schedule(at: number, event: SimEvent): void;
   /**
    * Runs a driver's REST calls after the ones already queued for that driver, without waiting: different drivers'
-   * calls touch different rows and may overlap. Decisions (dispatch, pool, claims) wait for `flush` first.
+   * calls touch different rows and may overlap. The office's job creations queue the same way (`'office'`).
+   * Decisions (dispatch, pool, claims) wait for `flush` first.
    */
-  act(driver: DriverState, work: () => Promise<unknown>): void;
+  act(caller: DriverState | 'office', work: () => Promise<unknown>): void;
   /** Waits for every queued driver call; rethrows the first failure. */
   flush(): Promise<void>;
 };
 
 export function createRunContext(input: Omit<RunContext, 'queue' | 'byJobId' | 'byUserId' | 'waiting' | 'assignments' | 'now' | 'schedule' | 'act' | 'flush'>): RunContext {
   const queue = new EventQueue<SimEvent>();
-  const chains = new Map<DriverState, Promise<void>>();
+  const chains = new Map<DriverState | 'office', Promise<void>>();
   const failures: unknown[] = [];
   const context: RunContext = {
     ...input,
@@ -61,10 +62,10 @@ export function createRunContext(input: Omit<RunContext, 'queue' | 'byJobId' | '
     assignments: [],
     now: 0,
     schedule: (at, event) => queue.push(Math.max(at, context.now), event),
-    act(driver, work) {
-      const previous = chains.get(driver) ?? Promise.resolve();
+    act(caller, work) {
+      const previous = chains.get(caller) ?? Promise.resolve();
       chains.set(
-        driver,
+        caller,
         previous.then(work).then(
           () => undefined,
           (error: unknown) => void failures.push(error),

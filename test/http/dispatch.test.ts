@@ -136,6 +136,8 @@ describe('team dispatch and the decision explanation', () => {
     const done = await acme.as.dispatcher.post<One<TeamOutcome>>('/api/dispatch/team/job', { job_id: job.id, team_id: team });
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ selected_driver_id: nearest.id, selection_strategy: 'eta' });
+    // The answer shows the job as a read of it does (built from one raw statement, not the ORM's entities).
+    expect(done.body.data.job).toEqual((await acme.as.dispatcher.get<One>(`/api/job/${job.id}`)).body.data);
     const read = await acme.as.dispatcher.get<One<Dispatch>>(`/api/dispatch?id=${done.body.data.dispatch.id}`);
     const decision = read.body.data.decision!;
     expect(read.body.data.method).toBe('team');

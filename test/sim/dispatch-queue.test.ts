@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { abandonStranded, queueAhead, wakeWaiting } from '../../sim/dispatch-queue.ts';
+import { planFor } from '../../sim/scenario-loader.ts';
+import { createRunContext, type RunContext } from '../../sim/run-context.ts';
+import type { SiteFleet } from '../../sim/setup-fleet.ts';
+import type { SiteApi } from '../../sim/site-api.ts';
+import { strategyAdapter, type StrategyName } from '../../sim/strategies.ts';
+import { newDriverState, newJobState, type JobState } from '../../sim/world.ts';
+
+/**
+ * The office's queue on its own: which waiting jobs a freed slot wakes, when a new job queues behind them, and what
+ * happens to them when the last driver goes home. No engine: these decide only when the engine is asked.
+ */
+function runAt(now: number, strategy: StrategyName = 'team-eta'): RunContext {
+  const plan = planFor('test-small', 42, { jobs: 6 });
+  const fleet = { members: plan.drivers.map((d) => ({ name: d.name, userId: d.name })) } as unknown as SiteFleet;
+  const drivers = plan.drivers.map((d, i) => newDriverState(d, fleet.members[i]!));
+  const run = createRunContext({ plan, api: null as unknown as SiteApi, fleet, strategy: strategyAdapter(strategy), timeline: null as never, recorder: null, drivers, jobs: plan.jobs.map(newJobState) });
+  run.now = now;
+  return run;
+}
+
+/** A job in the queue: `retryAt` null waits for a slot, a time is a retry already scheduled. */
+function waiting(run: RunContext, index: number, retryAt: number | null): JobState {
+  const job = run.jobs[index]!;
+  job.status = 'waiting';
+  job.nextDispatch = retryAt === null ? null : { at: retryAt, token: 1 };
+  run.waiting.add(job);
+  return job;
+}
+
+const due = (run: RunContext) => run.jobs.filter((j) => j.nextDispatch?.at === run.now).map((j) => j.plan.name);
+
+describe("the simulated office's queue of jobs waiting for a free driver", () => {
+  it('a freed slot wakes the oldest waiting jobs, one per slot, passing over a job that has its own retry', () => {
+    const run = runAt(5000);
+    const [a, b, c] = [waiting(run, 2, null), waiting(run, 0, null), waiting(run, 1, 5030)];
+    wakeWaiting(run, 1, b);
+    expect(due(run)).toEqual([c.plan.name]);
+    wakeWaiting(run, 2);
+    expect(due(run).sort()).toEqual([b.plan.name, c.plan.name, a.plan.name].sort());
+    expect(run.queue.size).toBe(3);
+  });
+
+  it('a new job queues behind jobs waiting for a slot or woken for one, not behind a returned job backing off', () => {
+    const run = runAt(5000);
+    const fresh = waiting(run, 5, null);
+    waiting(run, 1, 5030);
+    expect(queueAhead(run, fresh)).toBe(false);
+    waiting(run, 0, 5000);
+    expect(queueAhead(run, fresh)).toBe(true);
+    expect(queueAhead(runAt(5000, 'pool'), fresh)).toBe(false);
+  });
+
+  it('when the last driver goes home with no shift ahead, jobs waiting for a slot are abandoned with their reason', () => {
+    const run = runAt(9000);
+    const parked = waiting(run, 0, null);
+    parked.lastFailure = 'no driver found (NO_ELIGIBLE_DRIVER)';
+    const retrying = waiting(run, 1, 9030);
+    run.drivers[0]!.online = true;
+    abandonStranded(run);
+    expect(parked.status).toBe('waiting');
+    run.drivers[0]!.online = false;
+    abandonStranded(run);
+    expect(parked).toMatchObject({ status: 'abandoned', abandonReason: 'no driver found (NO_ELIGIBLE_DRIVER); no driver is on shift any more' });
+    expect(run.waiting.has(parked)).toBe(false);
+    // A job with a retry scheduled is abandoned by that retry, with the engine's answer.
+    expect(retrying.status).toBe('waiting');
+  });
+});
