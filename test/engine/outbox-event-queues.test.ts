@@ -31,9 +31,10 @@ function recordingAdds(queue: DurableQueue): { queue: DurableQueue; added: Map<s
   };
 }
 
+const completed = (driver: string | null) => ({ phase: 'completed', driver_user_id: driver });
+
 describe('the relay and the consumers of outbox events', () => {
   it('adds to the earnings queue only the events its consumer acts on: a job completed with a driver', async () => {
-    const completed = (driver: string | null) => ({ phase: 'completed', driver_user_id: driver });
     const events: [string, Record<string, unknown>][] = [
       ['job:create', completed('usr_consumers')],
       ['job:state_change', completed('usr_consumers')],
