@@ -139,6 +139,8 @@ async function update(
   notes: { cancellationNotes?: string },
 ): Promise<EntityRow | undefined> {
   const to = currentState(planned.workflow, planned.next);
+  const from = currentState(planned.workflow, planned.snapshot).phase;
+  const jobReturned = kind === 'job' && to.phase === 'unassigned' && from !== 'unassigned';
   const { now } = planned;
   const sets = ['workflow_state_id = ?', 'phase = ?', 'snapshot = ?', 'version = version + 1', 'updated_at = ?'];
   // updated_at as the ORM's onUpdate sets it: the wall clock, not the injected one.
@@ -162,23 +164,24 @@ async function update(
   }
   // A job returned to unassigned leaves its driver and route in the same write: one command, one new version, and
   // the state_change event already shows the job without them.
-  if (kind === 'job' && to.phase === 'unassigned' && currentState(planned.workflow, planned.snapshot).phase !== 'unassigned') {
+  if (jobReturned) {
     sets.push('driver_user_id = null', 'route_id = null');
   }
   const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
   params.push(id, scope.siteId, version);
   const sql = `update ${kind} set ${sets.join(', ')} where ${where} returning *`;
-  if (kind !== 'job' || !stopCascadeOf(currentState(planned.workflow, planned.snapshot).phase, to.phase)) {
+  if (kind !== 'job' || !stopCascadeOf(from, to.phase)) {
     const [row] = await scope.em.execute<EntityRow[]>(sql, params);
     return row;
   }
   // The stops this move cascades to, read in the same statement (its snapshot: as a read right after would see
   // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own;
-  // and the route the job was on before (the statement's snapshot of `job` is from before its own update).
+  // and, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
+  // (the statement's snapshot of `job` is from before its own update).
+  const routeBefore = jobReturned ? `, (select j.route_id from job j where j.id = moved.id) as ${ROUTE_BEFORE}` : '';
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
     `with moved as (${sql})
-     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS},
-       (select j.route_id from job j where j.id = moved.id) as ${ROUTE_BEFORE}
+     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS}${routeBefore}
      from moved`,
     params,
   );
@@ -191,8 +194,8 @@ const stopsRead = new WeakMap<Applied, EntityRow[]>();
 const routesBefore = new WeakMap<Applied, string | null>();
 
 /**
- * The route a job was on before its move (null: none), when the statement that moved it read it (a move that
- * cascades to its stops); undefined otherwise.
+ * The route a job was on before its move (null: none), when the statement that moved it read it (a return to
+ * unassigned, which cascades to its stops); undefined otherwise.
  */
 export const routeBeforeMove = (move: Applied): string | null | undefined => (routesBefore.has(move) ? routesBefore.get(move)! : undefined);
 

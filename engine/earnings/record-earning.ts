@@ -8,12 +8,13 @@ import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createMappingProvider } from '../mapping/create-mapping-provider.ts';
 import type { JobHandler } from '../queue/durable-queue.ts';
 import { computeEarning } from './compute-earning.ts';
+import { isPayableCompletion } from './payable-completion.ts';
 import { defaultEarningsRule, fromDecimal } from './earnings-rule.service.ts';
 import { jobEarningInputs } from './job-earning-inputs.ts';
 
 const SYSTEM = { userId: null, applicationId: null, requestId: null };
 
-type StateChange = { site_id: string; data: { id?: string; phase?: string; driver_user_id?: string | null } | null };
+type StateChange = { site_id: string; data: unknown };
 
 /**
  * The earnings consumer of the outbox events: when a job reaches the completed phase with a driver, that driver's
@@ -22,10 +23,9 @@ type StateChange = { site_id: string; data: { id?: string; phase?: string; drive
  */
 export function createEarningsConsumer(deps: { orm: MikroORM; logger: Logger }): JobHandler {
   return async (job) => {
-    if (job.name !== 'job:state_change') return;
     const { site_id: siteId, data } = job.data as StateChange;
-    if (!data?.id || data.phase !== 'completed' || !data.driver_user_id) return;
-    const recorded = await inTenantScope(deps.orm, { siteId }, (em) => recordEarning(em, siteId, data.id!, data.driver_user_id!));
+    if (!isPayableCompletion(job.name, data)) return;
+    const recorded = await inTenantScope(deps.orm, { siteId }, (em) => recordEarning(em, siteId, data.id, data.driver_user_id));
     if (recorded) deps.logger.debug({ siteId, jobId: data.id, amountCents: recorded }, 'driver earning recorded');
   };
 }

@@ -7,7 +7,7 @@ import { inBatchTransaction } from '../runtime/batch-transaction.ts';
 import { platformOf } from '../runtime/direct-execute.ts';
 import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
 import { ACTIVE_SUBSCRIPTIONS_OF_SITE, webhookDeliveriesFor, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
-import { EVENT_QUEUE_EVENTS, EVENT_QUEUES } from './event-queues.ts';
+import { EVENT_QUEUE_READS, EVENT_QUEUES } from './event-queues.ts';
 
 /**
  * The queue the relay used to add every event to for the webhook fan-out, before it fanned out itself. Nothing adds
@@ -169,8 +169,15 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
  * and queue.
  */
 async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
-  if (rows.length === 0) return;
-  const jobs = rows.map((row) => ({
+  await Promise.all(Object.values(EVENT_QUEUES).map((name) => {
+    const wanted = rows.filter((row) => EVENT_QUEUE_READS[name](row.event, row.payload.data)).map(toQueuedEvent);
+    return wanted.length > 0 ? queue.addMany(name, wanted, tx) : undefined;
+  }));
+}
+
+/** A relayed row as a consumer's queue job: name = the event, id = the outbox id, data = the envelope and where it belongs. */
+function toQueuedEvent(row: OutboxRow) {
+  return {
     name: row.event,
     data: {
       ...row.payload,
@@ -182,9 +189,5 @@ async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: Entity
     } satisfies JsonValue,
     // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
     options: { jobId: row.id, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 },
-  }));
-  await Promise.all(Object.values(EVENT_QUEUES).map((name) => {
-    const wanted = jobs.filter((job) => EVENT_QUEUE_EVENTS[name].has(job.name));
-    return wanted.length > 0 ? queue.addMany(name, wanted, tx) : undefined;
-  }));
+  };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_QUEUE_EVENTS, EVENT_QUEUES } from '../../engine/outbox/event-queues.ts';
+import { EVENT_QUEUE_READS, EVENT_QUEUES } from '../../engine/outbox/event-queues.ts';
 import { createOutboxRelay } from '../../engine/outbox/outbox-relay.ts';
 import type { DurableQueue, NewJob } from '../../engine/queue/durable-queue.ts';
 import { createTableQueue } from '../../engine/queue/table-queue.ts';
@@ -31,16 +31,27 @@ function recordingAdds(queue: DurableQueue): { queue: DurableQueue; added: Map<s
   };
 }
 
+const completed = (driver: string | null) => ({ phase: 'completed', driver_user_id: driver });
+
 describe('the relay and the consumers of outbox events', () => {
-  it('adds to the earnings queue only the job:state_change events its consumer reads', async () => {
-    expect([...EVENT_QUEUE_EVENTS[EVENT_QUEUES.earnings]]).toEqual(['job:state_change']);
-    const events = ['job:create', 'job:state_change', 'stop:state_change', 'job:state_change', 'job:delete'];
-    const rows = events.map((event, n) => ({ id: newId('outbox'), event, entityId: `job_consumers_${n}` }));
+  it('adds to the earnings queue only the events its consumer acts on: a job completed with a driver', async () => {
+    const events: [string, Record<string, unknown>][] = [
+      ['job:create', completed('usr_consumers')],
+      ['job:state_change', completed('usr_consumers')],
+      ['stop:state_change', completed('usr_consumers')],
+      ['job:state_change', { phase: 'assigned', driver_user_id: 'usr_consumers' }],
+      ['job:state_change', completed(null)],
+      ['job:state_change', completed('usr_consumers')],
+      ['job:delete', completed('usr_consumers')],
+    ];
+    const rows = events.map(([event, data], n) => ({ id: newId('outbox'), event, entityId: `job_consumers_${n}`, data: { id: `job_consumers_${n}`, ...data } }));
+    const read = [rows[1]!, rows[5]!];
+    for (const row of rows) expect(EVENT_QUEUE_READS[EVENT_QUEUES.earnings](row.event, row.data)).toBe(read.includes(row));
     await inTenantScope(harness.orm, { siteId: null, platform: true }, async (em) => {
       for (const row of rows) {
         await em.execute(
           `insert into outbox (id, site_id, event, entity_type, entity_id, entity_version, payload, created_at) values (?, ?, ?, 'job', ?, 1, ?::jsonb, now())`,
-          [row.id, siteId, row.event, row.entityId, JSON.stringify({ event: row.event, timestamp: '2030-01-01T00:00:00.000Z', data: { id: row.entityId } })],
+          [row.id, siteId, row.event, row.entityId, JSON.stringify({ event: row.event, timestamp: '2030-01-01T00:00:00.000Z', data: row.data })],
         );
       }
     });
@@ -50,7 +61,7 @@ describe('the relay and the consumers of outbox events', () => {
     try {
       expect(await relay.relayOnce()).toBe(rows.length);
       const earnings = recording.added.get(EVENT_QUEUES.earnings) ?? [];
-      expect(earnings.map((job) => job.options.jobId)).toEqual(rows.filter((row) => row.event === 'job:state_change').map((row) => row.id));
+      expect(earnings.map((job) => job.options.jobId)).toEqual(read.map((row) => row.id));
       const stored = await harness.orm.em.fork().execute<{ id: string }[]>('select id from queue_job where queue = ? and id in (?) order by seq', [EVENT_QUEUES.earnings, rows.map((row) => row.id)]);
       expect(stored.map((row) => row.id)).toEqual(earnings.map((job) => job.options.jobId));
       // Every row is relayed all the same, the ones no consumer reads included.

@@ -58,8 +58,13 @@ async function insertOutboxRows(entities: number, perEntity: number): Promise<Ro
   return rows;
 }
 
+/** A job completed with a driver: an event the earnings consumer reads, so the relay adds every one to its queue. */
 function envelope(row: Row) {
-  return { event: 'job:state_change', timestamp: '2030-01-01T00:00:00.000Z', data: { id: row.entityId, version: row.version } };
+  return {
+    event: 'job:state_change',
+    timestamp: '2030-01-01T00:00:00.000Z',
+    data: { id: row.entityId, version: row.version, phase: 'completed', driver_user_id: 'usr_relay_test' },
+  };
 }
 
 async function pendingCount(ids: string[]): Promise<number> {
