@@ -82,6 +82,7 @@ async function main(): Promise<void> {
         // The baselines first, in a pass of their own over the same jobs (read only: nothing is written), so the
         // timed series runs back to back with only its own garbage and its own outbox relay passes in the heap;
         // interleaved, their allocations (about 60% more per iteration) set off young-generation pauses inside it.
+        // So each baseline read sees the fleet before any dispatch of the series (interleaved, job i+1 saw i of them).
         for (const [i, jobId] of jobs.entries()) {
           const decided = await timeDecisionOnly(services.db.orm, site.siteId, jobId, strategy, teamId, deps);
           const bruteMs = await timeBruteForce(services.db.orm, site.siteId, teamId, strategy);

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     // after the seed, before its first pass). Without them the planner, seeing a never-analyzed `job` table, found the
     // job a move updates through its site's driver index (`job_site_driver_idx`, leading on site_id: every job of the
     // site and its dead versions read per move) rather than by its primary key, once per job command.
-    await services.db.orm.em.fork().execute('analyze');
+    await services.db.orm.em.fork().execute('analyze job, stop, route, address, outbox, audit_record');
     const raw = await createRawInserter(database.url, config.databasePoolSize);
     cleanups.push({ name: 'close raw pool', run: () => raw.close() });
     const activity = await databaseActivity(database.url);

@@ -178,7 +178,7 @@ async function update(
   // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own;
   // and, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
   // (the statement's snapshot of `job` is from before its own update).
-  const routeBefore = jobReturned ? `, (select j.route_id from job j where j.id = moved.id) as ${ROUTE_BEFORE}` : '';
+  const routeBefore = jobReturned ? `, (select j.route_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${ROUTE_BEFORE}` : '';
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
     `with moved as (${sql})
      select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS}${routeBefore}

@@ -41,6 +41,7 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     const withVehicle = await acme.as.dispatcher.post<One<Outcome>>('/api/dispatch/assign', { job_id: job.id, driver_id: driver.id, vehicle_id: vehicle });
     expect(withVehicle.status).toBe(200);
     expect(withVehicle.body.data.dispatch.assigned_to_vehicle_id).toBe(vehicle);
+    expect(withVehicle.body.data.job).toEqual((await acme.as.dispatcher.get<One>(`/api/job/${job.id}`)).body.data);
   });
 
   it("assigns with the driver's default vehicle into their open route of the day; not an acceptance; audited with job:state_change", async () => {
@@ -251,6 +252,8 @@ describe('the opt-in pool', () => {
     expect(claimed.status).toBe(200);
     expect(claimed.body.data.dispatch).toMatchObject({ status: 'processing', method: 'opt-in', assigned_to_driver_id: member.id, driver_accepted: true });
     expect(claimed.body.data.job).toMatchObject({ phase: 'assigned', driver_user_id: member.id });
+    // A driver's view of the job (no internal notes), as the driver's own read shows it.
+    expect(claimed.body.data.job).toEqual((await member.client.get<One>(`/api/job/${teamJob.id}`)).body.data);
     const second = await member.client.post<Failure>('/api/dispatch/claim', { dispatch_id: teamOffer });
     expect(second.status).toBe(409);
     expect(second.body.code).toBe('ALREADY_CLAIMED');
