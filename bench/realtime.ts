@@ -115,6 +115,8 @@ async function startEchoServer(): Promise<{ port: number; close(): Promise<void>
   return { port: (http.address() as AddressInfo).port, close: () => io.close() };
 }
 
+const median = (values: number[]): number => values.toSorted((a, b) => a - b)[values.length >> 1]!;
+
 /** Samples per memory reading (odd: the median is one of them) and the pause between them. */
 const MEMORY_SAMPLES = 5;
 const MEMORY_SAMPLE_GAP_MS = 200;
@@ -135,7 +137,6 @@ async function settledMemory(): Promise<{ rss: number; heap: number }> {
     rss.push(usage.rss);
     heap.push(usage.heapUsed + usage.external);
   }
-  const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1]!;
   return { rss: median(rss), heap: median(heap) };
 }
 
