@@ -20,7 +20,10 @@
  *   over each 1 Hz phase, which land directly on ack latency: they tell a tail caused by pauses from one caused by work.
  *   The client process's own CPU and loop delay are shown beside them: a stall there delays reading acks for both
  *   targets. The clients send with an ack callback and one 1 ms interval (no timer or promise per fix).
- * - Memory per connection: the server's RSS and V8 heap+external after a forced GC, connected minus before, ÷ N.
+ * - Memory per connection: the server's RSS and V8 heap+external, each the median of 5 readings right after a forced
+ *   full GC (200 ms apart), connected minus before, ÷ N.
+ * - The server runs with the young generation `npm start` gives it (`--max-semi-space-size=64` on this script's node);
+ *   the echo server shares its process, so the baseline has it too, and so does the clients' process.
  * - Capacity: closed loop, every one of 1,000 sockets keeps one fix in flight for 5 s; acks/s full ÷ echo.
  *   The per-driver quota is raised to 100 events/s here so the capacity run measures work, not refusals (the
  *   limiter still runs on every event).
@@ -28,7 +31,7 @@
  * - BENCH_CPU_PROFILE=<prefix> writes V8 CPU profiles of each measured phase (`<prefix>-full-1000.cpuprofile`, ...);
  *   BENCH_REALTIME_SECONDS shortens the 1 Hz phase (the capacity loop runs half as long).
  *
- * Run: `npm run bench:realtime` = `node --expose-gc --import tsx bench/realtime.ts` (about 3 minutes). Progress on
+ * Run: `npm run bench:realtime` = `node --expose-gc --max-semi-space-size=64 --import tsx bench/realtime.ts` (about 3 minutes). Progress on
  * stderr, table on stdout, JSON in bench/results/realtime.json.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -70,12 +73,19 @@ type Target = { name: string; port: number; profileAs: string; database: { micro
 type Row = { target: string; drivers: number; stream: StreamReply; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null; rssKbPerConnection: number; heapKbPerConnection: number; connectSeconds: number; loop: LoopFigures };
 type Capacity = { target: string; stream: StreamReply; acksPerSecond: number; cpuPercent: number; cpuMicrosPerAck: number; dbMicrosPerAck: number | null };
 
+/**
+ * The clients' process gets the young generation the server runs with (`npm start`, `bench:realtime`): its own
+ * pauses delay the reading of acks for both targets alike, and with V8's default (16 MB semi-spaces) it promoted
+ * and collected what 5,000 sockets keep for a second each as often as the server did.
+ */
+const CLIENT_NODE_FLAGS = ['--max-semi-space-size=64', '--import', 'tsx'];
+
 /** The clients' process: one request, one reply. */
 class Clients {
   constructor(private readonly child: ChildProcess) {}
 
   static start(): Clients {
-    return new Clients(fork(fileURLToPath(new URL('./support/realtime-clients.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    return new Clients(fork(fileURLToPath(new URL('./support/realtime-clients.ts', import.meta.url)), [], { execArgv: CLIENT_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   }
 
   ask(request: ClientRequest): Promise<Extract<ClientReply, { ok: true }>> {
@@ -105,10 +115,29 @@ async function startEchoServer(): Promise<{ port: number; close(): Promise<void>
   return { port: (http.address() as AddressInfo).port, close: () => io.close() };
 }
 
-function memory(): { rss: number; heap: number } {
-  globalThis.gc?.();
-  const usage = process.memoryUsage();
-  return { rss: usage.rss, heap: usage.heapUsed + usage.external };
+const median = (values: number[]): number => values.toSorted((a, b) => a - b)[values.length >> 1]!;
+
+/** Samples per memory reading (odd: the median is one of them) and the pause between them. */
+const MEMORY_SAMPLES = 5;
+const MEMORY_SAMPLE_GAP_MS = 200;
+
+/**
+ * The server process's resident size and V8 heap (used + external), each the median of MEMORY_SAMPLES readings taken
+ * right after a forced full GC, MEMORY_SAMPLE_GAP_MS apart. One reading after one GC moved with what the allocator
+ * happened to keep or return at that moment (RSS per connection came out negative at 1k); the median of several is
+ * the process's settled size. It is the server's whole footprint (the clients run in their own process).
+ */
+async function settledMemory(): Promise<{ rss: number; heap: number }> {
+  const rss: number[] = [];
+  const heap: number[] = [];
+  for (let i = 0; i < MEMORY_SAMPLES; i += 1) {
+    if (i > 0) await pause(MEMORY_SAMPLE_GAP_MS);
+    globalThis.gc?.();
+    const usage = process.memoryUsage();
+    rss.push(usage.rss);
+    heap.push(usage.heapUsed + usage.external);
+  }
+  return { rss: median(rss), heap: median(heap) };
 }
 
 /** The server's CPU time over `work`, and the database's (its backends serving the bench database) when given. */
@@ -131,11 +160,11 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
   const rows: Row[] = [];
   let capacity: Capacity | null = null;
   for (const drivers of SIZES) {
-    const before = memory();
+    const before = await settledMemory();
     progress(`${target.name}: connecting ${drivers} drivers`);
     const connected = await clients.ask({ type: 'connect', port: target.port, host: `${SUBDOMAIN}.localhost:${target.port}`, tokens: tokens.slice(0, drivers) });
     await pause(1000);
-    const after = memory();
+    const after = await settledMemory();
     // Warm-up, discarded as the HTTP and engine benches discard theirs: in its first second every driver's first fix
     // creates the driver's rows (5,000 inserts at once); the measured phase is the steady state of 1 Hz streams.
     const warm = await clients.ask({ type: 'stream', seconds: WARMUP_SECONDS, hz: 1 });
@@ -237,7 +266,8 @@ async function main(): Promise<void> {
     const fullRun = await measureTarget({ name: 'full location path', port: running.port, profileAs: 'full', database }, tokens, clients);
     const rows = [...echoRun.rows, ...fullRun.rows];
     const capacities = [echoRun.capacity, fullRun.capacity].filter((c): c is Capacity => c !== null);
-    const machine = machineLine(loadBefore);
+    // The young generation's size is a node flag: a run without the script's flags measures another server.
+    const machine = `${machineLine(loadBefore)}\nserver process node flags: ${process.execArgv.filter((flag) => flag.startsWith('--') && flag !== '--import').join(' ')}`;
     process.stdout.write(`${report(rows, capacities, machine)}\n`);
     writeResults(RESULTS_FILE, { rows, capacities, goals: GOALS, machine });
   } finally {

@@ -137,7 +137,9 @@ export async function applyLocations(
         last.lat = ping.lat;
         last.lng = ping.lng;
       }
-      applied.push(fix);
+      // A fresh pair, not the caller's fix: listeners hold these for up to 50 ms (the live feed's interval), and a
+      // socket fix carries its whole event (acknowledgement, packet) with it.
+      applied.push({ userId, ping });
       verdicts.push(ACCEPTED);
     }
   }
