@@ -1,7 +1,7 @@
 import { notifyPoolPost, takeJob, withinReach } from './driver-behaviour.ts';
 import { keyedDraw } from './random.ts';
 import type { RunContext } from './run-context.ts';
-import { queueAhead, scheduleDispatch, SLOW_RETRY_FACTOR, waitsForFreeSlot, wakeWaiting } from './dispatch-queue.ts';
+import { abandon, abandonStranded, driverAhead, NO_DRIVER_LEFT, queueAhead, scheduleDispatch, SLOW_RETRY_FACTOR, waitsForFreeSlot, wakeWaiting } from './dispatch-queue.ts';
 import { acceptOffer } from './strategies.ts';
 import type { DriverState, JobState } from './world.ts';
 
@@ -37,6 +37,8 @@ export async function jobCreated(run: RunContext, job: JobState): Promise<void> 
   });
   if (queueAhead(run, job)) {
     job.lastFailure = 'waiting behind earlier jobs for a free driver';
+    // After the last shift no slot will free up to wake it.
+    abandonStranded(run);
     return;
   }
   job.nextDispatch = { at: run.now, token: 0 };
@@ -118,11 +120,9 @@ function retryLater(run: RunContext, job: JobState, reason: string, kind: 'slot'
   job.status = 'waiting';
   job.lastFailure = reason;
   run.waiting.add(job);
-  const driverAhead = run.drivers.some((d) => d.online || run.now < d.plan.shiftStart);
-  if ((kind === 'returned' && job.declines >= site.max_returns) || !driverAhead) {
-    job.status = 'abandoned';
-    job.abandonReason = driverAhead ? `${reason}, ${job.declines} times` : `${reason}; no driver is on shift any more`;
-    run.waiting.delete(job);
+  const anyDriverAhead = driverAhead(run);
+  if ((kind === 'returned' && job.declines >= site.max_returns) || !anyDriverAhead) {
+    abandon(run, job, anyDriverAhead ? `${reason}, ${job.declines} times` : `${reason}${NO_DRIVER_LEFT}`);
     return;
   }
   if (kind === 'slot') return;

@@ -29,8 +29,9 @@ export function scheduleDispatch(run: RunContext, job: JobState, at: number): vo
 }
 
 /**
- * A driver freed `slots` (`except`: a job that has its own retry): the oldest waiting jobs not already due now are dispatched now, as an office watching its
- * queue would. Pool jobs need no wake-up: free drivers look at the pool themselves.
+ * A driver freed `slots`: the oldest waiting jobs not already due now are dispatched now, as an office watching its
+ * queue would (`except`: the job just given back, offered again by its own retry). Pool jobs need no wake-up: free
+ * drivers look at the pool themselves.
  */
 export function wakeWaiting(run: RunContext, slots: number, except: JobState | null = null): void {
   if (run.strategy.usesPool || run.waiting.size === 0) return;
@@ -39,17 +40,17 @@ export function wakeWaiting(run: RunContext, slots: number, except: JobState | n
 
 /** The `count` oldest (creation time, then name) waiting jobs without a dispatch due now: a scan per slot, not a sort. */
 function oldestWaiting(run: RunContext, count: number, except: JobState | null): JobState[] {
-  const chosen: JobState[] = except ? [except] : [];
+  const chosen: JobState[] = [];
   for (let i = 0; i < count; i += 1) {
     let best: JobState | null = null;
     for (const job of run.waiting) {
-      if (job.status !== 'waiting' || (job.nextDispatch !== null && job.nextDispatch.at <= run.now) || chosen.includes(job)) continue;
+      if (job === except || job.status !== 'waiting' || (job.nextDispatch !== null && job.nextDispatch.at <= run.now) || chosen.includes(job)) continue;
       if (!best || job.plan.createdAt < best.plan.createdAt || (job.plan.createdAt === best.plan.createdAt && job.plan.name < best.plan.name)) best = job;
     }
     if (!best) break;
     chosen.push(best);
   }
-  return except ? chosen.slice(1) : chosen;
+  return chosen;
 }
 
 /**
@@ -57,11 +58,19 @@ function oldestWaiting(run: RunContext, count: number, except: JobState | null):
  * abandoned now (a job with a retry still scheduled is abandoned by that retry).
  */
 export function abandonStranded(run: RunContext): void {
-  if (run.drivers.some((d) => d.online || run.now < d.plan.shiftStart)) return;
+  if (driverAhead(run)) return;
   for (const job of run.waiting) {
-    if (job.status !== 'waiting' || job.nextDispatch !== null) continue;
-    job.status = 'abandoned';
-    job.abandonReason = `${job.lastFailure}; no driver is on shift any more`;
-    run.waiting.delete(job);
+    if (job.status === 'waiting' && job.nextDispatch === null) abandon(run, job, `${job.lastFailure}${NO_DRIVER_LEFT}`);
   }
+}
+
+/** Is a driver on shift now, or is a shift still to begin? */
+export const driverAhead = (run: RunContext): boolean => run.drivers.some((d) => d.online || run.now < d.plan.shiftStart);
+
+export const NO_DRIVER_LEFT = '; no driver is on shift any more';
+
+export function abandon(run: RunContext, job: JobState, reason: string): void {
+  job.status = 'abandoned';
+  job.abandonReason = reason;
+  run.waiting.delete(job);
 }

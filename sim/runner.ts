@@ -25,8 +25,10 @@ const DRAIN_LIMIT_S = 86_400;
 
 /**
  * Runs one strategy over the plan as a discrete-event simulation: the agenda holds shift starts and ends, job
- * arrivals, arrivals at stops and the ends of service; each event is handled in (time, order) and its REST calls
- * finish before the next event, so a run is a pure function of the plan, the strategy and the engine.
+ * arrivals, arrivals at stops and the ends of service; each event is handled in (time, order). Its REST calls queue
+ * per driver (and the office's job creations on their own chain) and may overlap later events, but touch rows nothing
+ * reads before the next decision, which waits for all of them (`flush`): so a run is a pure function of the plan,
+ * the strategy and the engine.
  */
 export async function runStrategy(input: RunInput): Promise<StrategyResult> {
   const drivers = input.plan.drivers.map((plan, i) => newDriverState(plan, input.fleet.members[i]!));

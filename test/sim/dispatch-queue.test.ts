@@ -32,9 +32,10 @@ function waiting(run: RunContext, index: number, retryAt: number | null): JobSta
 const due = (run: RunContext) => run.jobs.filter((j) => j.nextDispatch?.at === run.now).map((j) => j.plan.name);
 
 describe("the simulated office's queue of jobs waiting for a free driver", () => {
-  it('a freed slot wakes the oldest waiting jobs, one per slot, passing over a job that has its own retry', () => {
+  it('a freed slot wakes the oldest waiting jobs, one per slot, passing over the job just given back', () => {
     const run = runAt(5000);
-    const [a, b, c] = [waiting(run, 2, null), waiting(run, 0, null), waiting(run, 1, 5030)];
+    // b was just given back: its own retry is scheduled (as a return schedules it), and it is the oldest.
+    const [a, b, c] = [waiting(run, 2, null), waiting(run, 0, 5030), waiting(run, 1, null)];
     wakeWaiting(run, 1, b);
     expect(due(run)).toEqual([c.plan.name]);
     wakeWaiting(run, 2);
@@ -49,7 +50,11 @@ describe("the simulated office's queue of jobs waiting for a free driver", () =>
     expect(queueAhead(run, fresh)).toBe(false);
     waiting(run, 0, 5000);
     expect(queueAhead(run, fresh)).toBe(true);
-    expect(queueAhead(runAt(5000, 'pool'), fresh)).toBe(false);
+    // With the pool, drivers look at the pool themselves: nothing queues, whatever waits.
+    const pool = runAt(5000, 'pool');
+    waiting(pool, 0, null);
+    waiting(pool, 1, 5000);
+    expect(queueAhead(pool, waiting(pool, 5, null))).toBe(false);
   });
 
   it('when the last driver goes home with no shift ahead, jobs waiting for a slot are abandoned with their reason', () => {
