@@ -59,7 +59,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const engine = createEngine({ orm: db.orm, clock });
   engine.start();
   const queue = createDurableQueue({ orm: db.orm, logger, redis, redisPrefix: config.redisPrefix });
-  const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger, clock });
+  const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger });
   engine.onCommit(() => outboxRelay.kick());
   const locations = createLocationTracker({ orm: db.orm, logger, clock, throttle: config.realtime.trackThrottle });
   const credentials = new CredentialCache(redis, subscriber, config.redisPrefix);

@@ -26,7 +26,7 @@ import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { defaultJobWorkflow, measureIdleActors, measureRates, type MemoryResult } from './support/actor-memory.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase, settleWrites } from './support/bench-database.ts';
-import { measureLoop, type LoopResult, type LoopSettings } from './support/command-load.ts';
+import { measureLoop, type LoopResult, type LoopSettings, type PostgresProbe } from './support/command-load.ts';
 import { createJobs, dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
 import { formatEngineReport, type CommandRow } from './support/engine-report.ts';
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
     cleanups.push({ name: 'close activity probe', run: () => activity.close() });
     const pgCpu = await postgresCpu(database.url, database.name);
     cleanups.push({ name: 'close PostgreSQL CPU probe', run: () => pgCpu.close() });
+    const probe: PostgresProbe = { cpuMicros: () => pgCpu.micros(), walBytes: async () => (await activity.sample()).raw.walBytes };
 
     // Separate jobs for the two command workloads: a job dispatch also moves its stop.
     let moves = 0;
@@ -119,7 +120,7 @@ async function main(): Promise<void> {
       if (profileThis) await measureLoop(`${name} (warm-up)`, { ...LOOP, warmupSeconds: 0, durationSeconds: LOOP.warmupSeconds }, operation, progress);
       const profiler = await startCpuProfile(profileThis ? OPTIONS.profileFile : undefined);
       const before = await activity.sample();
-      const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress, () => pgCpu.micros());
+      const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress, probe);
       const postgres = (await activity.sample()).since(before);
       await profiler.stop();
       if (profileThis) progress(`CPU profile of ${name}: ${OPTIONS.profileFile}`);
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
       em.execute<{ audits: number; outbox: number; pending: number }[]>(
         `select (select count(*)::int from audit_record where action = 'state_change') as audits,
                 (select count(*)::int from outbox where event like '%:state_change') as outbox,
-                (select count(*)::int from outbox where relayed_at is null) as pending`,
+                (select count(*)::int from outbox_pending) as pending`,
       ),
     );
     if (written?.audits !== moves || written.outbox !== moves) {

@@ -13,7 +13,12 @@ export type LoopResult = {
   cpu: { msPerOperation: number; coresBusy: number };
   /** CPU time of the PostgreSQL backends serving the bench database per operation (with `postgresMicros`), else null. */
   postgresMsPerOperation: number | null;
+  /** WAL PostgreSQL wrote per operation, in KB (with a probe; cluster-wide, so meaningful on a machine held by the bench), else null. */
+  walKbPerOperation: number | null;
 };
+
+/** What the database did so far, sampled around the measured loop: its backends' CPU time (µs) and the WAL position (bytes). */
+export type PostgresProbe = { cpuMicros(): Promise<number>; walBytes(): Promise<number> };
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight; the first failure rejects. */
 export async function inParallel(count: number, concurrency: number, work: (i: number) => Promise<void>): Promise<void> {
@@ -39,10 +44,10 @@ async function loop(
   concurrency: number,
   seconds: number,
   operation: (lane: number) => Promise<void>,
-  postgresMicros?: () => Promise<number>,
-): Promise<{ latencies: number[]; seconds: number; cpuMs: number; postgresMs: number | null }> {
+  probe?: PostgresProbe,
+): Promise<{ latencies: number[]; seconds: number; cpuMs: number; postgres: { ms: number; walBytes: number } | null }> {
   const latencies: number[] = [];
-  const postgresBefore = await postgresMicros?.();
+  const before = probe ? { micros: await probe.cpuMicros(), wal: await probe.walBytes() } : null;
   const cpu = process.cpuUsage();
   const start = performance.now();
   const deadline = start + seconds * 1000;
@@ -57,13 +62,13 @@ async function loop(
   );
   const used = process.cpuUsage(cpu);
   const elapsed = (performance.now() - start) / 1000;
-  const postgresMs = postgresBefore === undefined || !postgresMicros ? null : ((await postgresMicros()) - postgresBefore) / 1000;
-  return { latencies, seconds: elapsed, cpuMs: (used.user + used.system) / 1000, postgresMs };
+  const postgres = before && probe ? { ms: ((await probe.cpuMicros()) - before.micros) / 1000, walBytes: (await probe.walBytes()) - before.wal } : null;
+  return { latencies, seconds: elapsed, cpuMs: (used.user + used.system) / 1000, postgres };
 }
 
 /**
- * A discarded warm-up (JIT, pool connections, PostgreSQL's caches) then the measured loop; `postgresMicros` (the
- * database backends' CPU time so far, in µs) is sampled around the measured loop only.
+ * A discarded warm-up (JIT, pool connections, PostgreSQL's caches) then the measured loop; `probe` (the database
+ * backends' CPU time and the WAL position) is sampled around the measured loop only.
  * @throws the first failed operation: a benchmark of errors is worthless
  */
 export async function measureLoop(
@@ -71,12 +76,12 @@ export async function measureLoop(
   settings: LoopSettings,
   operation: (lane: number) => Promise<void>,
   progress: (line: string) => void,
-  postgresMicros?: () => Promise<number>,
+  probe?: PostgresProbe,
 ): Promise<LoopResult> {
   progress(`${workload}: warm-up ${settings.warmupSeconds} s, ${settings.concurrency} in flight`);
   await loop(settings.concurrency, settings.warmupSeconds, operation);
   progress(`${workload}: measuring ${settings.durationSeconds} s`);
-  const run = await loop(settings.concurrency, settings.durationSeconds, operation, postgresMicros);
+  const run = await loop(settings.concurrency, settings.durationSeconds, operation, probe);
   const sorted = run.latencies.toSorted((a, b) => a - b);
   const result: LoopResult = {
     workload,
@@ -90,9 +95,10 @@ export async function measureLoop(
       max: round(sorted.at(-1) ?? 0),
     },
     cpu: { msPerOperation: Math.round((1000 * run.cpuMs) / sorted.length) / 1000, coresBusy: round(run.cpuMs / 1000 / run.seconds) },
-    postgresMsPerOperation: run.postgresMs === null ? null : Math.round((1000 * run.postgresMs) / sorted.length) / 1000,
+    postgresMsPerOperation: run.postgres === null ? null : Math.round((1000 * run.postgres.ms) / sorted.length) / 1000,
+    walKbPerOperation: run.postgres === null ? null : Math.round((100 * run.postgres.walBytes) / 1024 / sorted.length) / 100,
   };
-  const postgres = result.postgresMsPerOperation === null ? '' : `, PostgreSQL ${result.postgresMsPerOperation} ms CPU each`;
+  const postgres = run.postgres === null ? '' : `, PostgreSQL ${result.postgresMsPerOperation} ms CPU and ${result.walKbPerOperation} KB WAL each`;
   progress(`${workload}: ${Math.round(result.perSecond)} ops/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms, ${result.cpu.msPerOperation} ms CPU each (${result.cpu.coresBusy} cores busy)${postgres}`);
   return result;
 }

@@ -13,12 +13,13 @@ export function formatEngineReport(memory: MemoryResult[], rates: RateResult[], 
   );
   const rateTable = formatGrid(['machine operation (no I/O)', 'ops/s'], rates.map((r) => [r.operation, whole(r.perSecond)]));
   const loopTable = formatGrid(
-    ['workload', 'ops/s', 'p50 ms', 'p99 ms', 'CPU ms/op', 'PG CPU ms/op', 'SQL/op (own + relay)', 'ratio to raw'],
+    ['workload', 'ops/s', 'p50 ms', 'p99 ms', 'CPU ms/op', 'PG CPU ms/op', 'WAL KB/op', 'SQL/op (own + relay)', 'ratio to raw'],
     rows.map((r) => {
       const q = r.queries?.perOperation;
       const sql = q ? `${(q.command + q.none).toFixed(1)} + ${q.relay.toFixed(1)}` : '';
       const postgres = r.postgresMsPerOperation === null ? '' : r.postgresMsPerOperation.toFixed(3);
-      return [r.workload, whole(r.perSecond), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), r.cpu.msPerOperation.toFixed(3), postgres, sql, `${r.ratioToRaw.toFixed(2)}×`];
+      const wal = r.walKbPerOperation === null ? '' : r.walKbPerOperation.toFixed(2);
+      return [r.workload, whole(r.perSecond), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), r.cpu.msPerOperation.toFixed(3), postgres, wal, sql, `${r.ratioToRaw.toFixed(2)}×`];
     }),
   );
   const counted: [string, QueryCount][] = [

@@ -1,6 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from '../clock.ts';
 import { createBatchRelay } from '../queue/batch-relay.ts';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inBatchTransaction } from '../runtime/batch-transaction.ts';
@@ -22,8 +21,6 @@ export type OutboxRelayOptions = {
   orm: MikroORM;
   queue: DurableQueue;
   logger: Logger;
-  /** Stamps `relayed_at`. */
-  clock?: Clock;
   /** How often pending rows are looked for without a kick (ms). Default 1000: kicks carry the normal traffic. */
   pollIntervalMs?: number;
   /** Rows moved per transaction. Default 200. */
@@ -70,23 +67,26 @@ type OutboxRow = {
   payload: { [key: string]: JsonValue };
 };
 
-/** Locks and stamps the next pending rows (`relayed_at`, batch size), with each site's active subscriptions on its first row. */
+/**
+ * Takes the next pending rows (batch size): deletes their `outbox_pending` entries, oldest `seq` first, and reads the
+ * rows by `seq`, with each site's active subscriptions on its first row. The outbox row itself is not written. No
+ * `FOR UPDATE SKIP LOCKED`: relays take turns (the advisory lock), and a row lock would write each entry once more
+ * before its delete; two deletes of one entry could not both return it anyway.
+ */
 const MOVE_BATCH = `with moved as (
-    update outbox set relayed_at = ?
-    where id in (select id from outbox where relayed_at is null order by seq limit ? for update skip locked)
-    returning seq, id, site_id, event, entity_type, entity_id, entity_version, payload)
-  select m.id, m.site_id, m.event, m.entity_type, m.entity_id, m.entity_version, m.payload,
-    case when row_number() over (partition by m.site_id order by m.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('m.site_id')} end as subscriptions
-  from moved m order by m.seq`;
+    delete from outbox_pending where seq in (select seq from outbox_pending order by seq limit ?) returning seq)
+  select o.id, o.site_id, o.event, o.entity_type, o.entity_id, o.entity_version, o.payload,
+    case when row_number() over (partition by o.site_id order by o.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('o.site_id')} end as subscriptions
+  from moved m join outbox o on o.seq = m.seq order by o.seq`;
 
 /**
  * Moves committed outbox rows to the durable queue of each consumer that reads them ({@link EVENT_QUEUES}): job
  * name = the event, job id = the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`,
  * `site_id`, `entity_type`, `entity_id`, `entity_version`; and fans them out into webhook delivery jobs
- * (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that locks its rows (`FOR UPDATE SKIP
- * LOCKED`) and stamps `relayed_at`, then enqueues them in `seq` order and commits. A crash after enqueueing but before
- * the commit re-sends the rows later, and the job ids make that a no-op in the queue: no row is lost or delivered
- * twice.
+ * (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that deletes its rows' `outbox_pending`
+ * entries (migration 0022), then enqueues the rows in `seq` order and commits. A crash before the commit rolls the
+ * delete back and the rows are sent again later; the job ids make that a no-op in the queue: no row is lost or
+ * delivered twice. Outbox rows are never updated: the table is an append-only log of every event.
  *
  * Relays in several processes take turns (a transaction-scoped advisory lock) rather than splitting the rows: two
  * relays sending different batches at once could let a later event of an entity overtake an earlier one.
@@ -95,7 +95,6 @@ const MOVE_BATCH = `with moved as (
  */
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { orm, queue, logger } = options;
-  const clock = options.clock ?? systemClock;
   const batchSize = options.batchSize ?? 200;
   const listeners: RelayedListener[] = [];
 
@@ -124,20 +123,20 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   };
 
-  // One statement locks the batch, stamps it relayed and reads the active subscriptions of its sites: the stamp
-  // commits only with the adds (a failed add rolls it back), so stamping first is as safe and saves a round trip.
+  // One statement takes the batch off the pending table and reads the active subscriptions of its sites: the delete
+  // commits only with the adds (a failed add rolls it back), so deleting first is as safe and saves a round trip.
   // The transaction is a batch transaction (no MikroORM one): its BEGIN, platform settings and the relay lock travel
   // with that statement (prepared once the session has sent it), so a pass costs two round trips with its COMMIT.
   const moveBatch = async (): Promise<OutboxRow[]> => {
     let rows: (OutboxRow & { subscriptions: ActiveSubscription[] | null })[] = [];
     await inBatchTransaction(orm, { siteId: null, platform: true }, async (managers, prefix, prepared) => {
       const tx = managers.of(null);
-      // The pending rows are found through `outbox_pending_idx` in `seq` order (an index scan). A bitmap scan, which
-      // the planner may prefer, visits every row relayed since the last vacuum (each relay leaves a dead entry in
-      // that partial index, and only an index scan marks them dead for the next pass): it was a fifth of
-      // PostgreSQL's CPU under a steady command load, growing until autovacuum ran.
-      prefix.add(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay')), set_config('enable_bitmapscan', 'off', true)`);
-      const statement = prepared.textFor(platformOf(tx), MOVE_BATCH, [clock.now().toISOString(), batchSize]);
+      // Index scans only, whatever the statistics say (autovacuum may be off, and `outbox_pending` is a small table
+      // that churns): the oldest entries by the primary key in `seq` order, then each row by `outbox_seq_idx`. A
+      // sequential scan of `outbox_pending` reads every dead entry left since the last vacuum, one of `outbox` the
+      // whole log; a bitmap scan of the pending entries reads dead ones that an index scan would have marked.
+      prefix.add(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay')), set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`);
+      const statement = prepared.textFor(platformOf(tx), MOVE_BATCH, [batchSize]);
       rows = ((await prefix.run(statement.text)) as { rows: typeof rows }).rows;
       const subscriptions = new Map(rows.filter((row) => row.subscriptions).map((row) => [row.site_id, row.subscriptions!]));
       const deliveries = webhookDeliveriesFor(rows, (siteId) => subscriptions.get(siteId) ?? []);

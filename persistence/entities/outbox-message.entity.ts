@@ -3,8 +3,10 @@ import { siteFilter } from './columns.ts';
 
 /**
  * A domain event written in the same transaction as the change that caused it (the transactional outbox).
- * The table's `seq` column (an identity, not mapped here) orders rows by insertion; the relay moves unrelayed rows to the durable queue and stamps
- * `relayedAt`, so a crash after commit loses nothing and a crash before commit emits nothing.
+ * The table's `seq` column (an identity, not mapped here) orders rows by insertion. Rows are never updated: an insert
+ * also queues the row's `seq` in `outbox_pending` (a trigger, migration 0022), and the relay deletes those entries in
+ * the transaction that moves the rows to the durable queue, so a crash after commit loses nothing and a crash before
+ * commit emits nothing.
  */
 export const OutboxMessageSchema = defineEntity({
   name: 'OutboxMessage',
@@ -19,7 +21,6 @@ export const OutboxMessageSchema = defineEntity({
     entityVersion: p.integer().nullable(),
     payload: p.json<{ event: string; timestamp: string; data: Record<string, unknown> }>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    relayedAt: p.datetime().nullable(),
   },
 });
 

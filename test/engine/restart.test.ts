@@ -49,7 +49,7 @@ async function observe(process: ServerProcess, ids: string[]): Promise<Map<strin
 async function outboxFacts() {
   return inTenantScope(server.services.db.orm, { siteId: acme.site.id }, async (em) => {
     const [row] = await em.execute<{ outbox: string; pending: string; events: string }[]>(
-      `select (select count(*) from outbox) as outbox, (select count(*) from outbox where relayed_at is null) as pending,
+      `select (select count(*) from outbox) as outbox, (select count(*) from outbox_pending) as pending,
               (select count(*) from audit_record where (entity_type = 'Job' and action = 'create') or action = 'state_change') as events`,
     );
     // The events the earnings consumer reads (a job completed with a driver): the relay adds only those to its queue.

@@ -82,7 +82,7 @@ afterAll(async () => {
   // Let the outbox relay finish publishing before Redis closes (a relay pass cut off by close() rejects).
   await waitFor('the outbox relayed', async () => {
     const [row] = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) =>
-      em.execute<{ n: number }[]>('select count(*)::int as n from outbox where relayed_at is null'),
+      em.execute<{ n: number }[]>('select count(*)::int as n from outbox_pending'),
     );
     return row!.n === 0;
   }, 10_000);
