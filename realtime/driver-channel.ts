@@ -1,10 +1,9 @@
 import type { Namespace, Socket } from 'socket.io';
-import type { TSchema } from 'typebox';
 import type { Services } from '../app/services.ts';
-import type { LocationPing } from '../engine/drivers/driver-location.ts';
-import { ApiError, toApiError } from '../http/errors.ts';
-import { describeErrors, validatorFor } from '../http/validation.ts';
-import { LocationBatch, LocationFix, type DriverClientEvents, type DriverServerEvents, type ErrorReply, type SocketData } from './events.ts';
+import type { LocationPing, LocationVerdict } from '../engine/drivers/driver-location.ts';
+import { toApiError } from '../http/errors.ts';
+import type { DriverClientEvents, DriverServerEvents, ErrorReply, LocationReply, SocketData } from './events.ts';
+import { parseLocationBatch, parseLocationFix } from './fix-validation.ts';
 import { authenticateHandshake } from './handshake.ts';
 import { createLocationQuota } from './location-quota.ts';
 import type { Presence } from './presence.ts';
@@ -50,14 +49,14 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
       }
       let pings: LocationPing[];
       try {
-        pings = parse(batch ? LocationBatch : LocationFix, payload);
+        pings = batch ? parseLocationBatch(payload) : parseLocationFix(payload);
       } catch (error) {
         failed(reply, error);
         return;
       }
       services.locations.submit(siteId, userId, pings, batch, (error, verdicts) => {
         if (error) failed(reply, error);
-        else reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : { data: verdicts[0]! });
+        else reply(batch ? { data: { accepted: verdicts.filter((v) => v.accepted).length, results: verdicts } } : replyTo(verdicts[0]!));
       });
     };
     socket.on('location', (payload, ack) => answer(payload, ack, false));
@@ -68,9 +67,14 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
 type Reply = (body: unknown) => void;
 const ignore: Reply = () => {};
 
-/** @throws ApiError 400 VALIDATION_FAILED naming the fields, as REST does */
-function parse(schema: TSchema, payload: unknown): LocationPing[] {
-  const validator = validatorFor(schema);
-  if (!validator.Check(payload)) throw ApiError.validation(describeErrors(validator, payload));
-  return Array.isArray(payload) ? (payload as LocationPing[]) : [payload as LocationPing];
-}
+/**
+ * The acknowledgement of one `location`, shared and frozen: one of three answers, so no object per acknowledgement
+ * (socket.io only reads it: it serialises it into the ack packet).
+ */
+const REPLIES = {
+  accepted: Object.freeze({ data: Object.freeze({ accepted: true }) }),
+  stale: Object.freeze({ data: Object.freeze({ accepted: false, reason: 'stale' }) }),
+  duplicate: Object.freeze({ data: Object.freeze({ accepted: false, reason: 'duplicate' }) }),
+} as const satisfies Record<string, LocationReply>;
+
+const replyTo = (verdict: LocationVerdict): LocationReply => (verdict.accepted ? REPLIES.accepted : REPLIES[verdict.reason]);

@@ -31,7 +31,8 @@ export type SocketCredentials = {
  * A socket's credential stays valid for as long as the socket is open, as REST checks it on every request. An
  * access token that expires, an API key or session revoked, a user deactivated or given a role the namespace
  * refuses: the socket receives an `error` event `{error, code}` and is disconnected, and an event it sent meanwhile
- * is answered with that error. Expiry is checked on every event a socket sends and every 10 s for the silent ones;
+ * is answered with that error. An access token's expiry is checked on every event its socket sends and every 10 s
+ * for the silent ones (an API key has none);
  * anything else that can withdraw a credential clears the credential cache (in every process, through Redis), and
  * that re-checks every socket of this process against the database, 8 at a time, each socket queued at most once
  * however many clears arrive (a clear does not say what it withdrew, so every socket is suspect).
@@ -96,9 +97,13 @@ export function createSocketCredentials(services: Services): SocketCredentials {
         queued.delete(socket);
       });
       // A revocation between the handshake's authentication and now found no socket to re-check: do it now.
-      if ((admissions.get(socket)?.clears ?? clears) !== clears) queueRecheck(socket);
+      const admission = admissions.get(socket);
+      if ((admission?.clears ?? clears) !== clears) queueRecheck(socket);
+      // An API key does not expire (a revoked one is caught by the re-check on clear): its events skip the check, and
+      // socket.io runs no middleware at all for a socket without one (no closures per event).
+      if (admission?.credential.kind === 'api_key') return;
       socket.use((packet, next) => {
-        const admission = admissions.get(socket);
+        // The socket's own admission: a re-check updates its expiry in place.
         if (!admission || !expired(admission)) return next();
         const ack = packet[packet.length - 1];
         if (typeof ack === 'function') (ack as (reply: unknown) => void)(tokenExpired().toBody());

@@ -107,7 +107,9 @@ export async function applyLocations(
   if (fixes.length === 0) return { verdicts: [], applied: [], stored: 0 };
   const newest = new Map<string, TimedFix>();
   const candidates: TrackPointFix[] = [];
+  let earliestMs = Infinity;
   for (const fix of fixes) {
+    if (fix.recordedAtMs < earliestMs) earliestMs = fix.recordedAtMs;
     const best = newest.get(fix.userId);
     if (!best || fix.recordedAtMs > best.recordedAtMs) newest.set(fix.userId, fix);
     if (!memory?.rulesOut(siteId, fix.userId, fix.recordedAtMs, fix.ping, throttle)) {
@@ -117,7 +119,7 @@ export async function applyLocations(
   const points = thinTrack(candidates, throttle);
   const plan = (memory?.size ?? 0) >= GENERIC_PLAN_FROM_DRIVERS ? 'generic' : 'custom';
   const rows = await executeInTenantRoundTrip<LocationRow>(orm, siteId, LOCATION_STATEMENT, plan, (literal) =>
-    locationArguments(siteId, [...newest.values()], points, throttle, literal),
+    locationArguments(siteId, [...newest.values()], points, earliestMs, throttle, literal),
   );
   const { before, stored } = readLocationRows(rows);
   for (const point of stored) memory?.remember(siteId, point);

@@ -22,8 +22,10 @@ const AT = (ms: string) => `(timestamptz 'epoch' + ${ms} * interval '1 milliseco
 /**
  * One statement for a batch, prepared once per connection (its parse and plan were a few milliseconds per batch
  * with inlined VALUES): `$1` site, `$2` the statement time, `$3..$9` each driver's newest fix, `$10..$16` the track
- * candidates, `$17` the throttle's seconds, `$18` its metres. It reads the drivers' last applied fixes (as they were
- * before it), writes each driver's newest fix as the position unless a newer one is stored (`on conflict ... where`,
+ * candidates, `$17` the throttle's seconds, `$18` its metres, `$19` the batch's earliest fix time. It reads the
+ * drivers' last applied fixes (as they were before it) and returns those not older than the batch's earliest fix:
+ * an older one cannot make any fix of the batch stale or a duplicate, and in the common case (every driver's fixes
+ * arrive in order) that is all of them, so the batch ships back only the track points it stored. It writes each driver's newest fix as the position unless a newer one is stored (`on conflict ... where`,
  * which PostgreSQL re-checks against the latest row version when another transaction wrote it first), and inserts
  * the track points that no stored point of the same driver is too close to. Both reads are LATERAL ... LIMIT 1, an
  * index probe per fix whatever the plan's row estimates say (without statistics a join compared every fix with
@@ -34,7 +36,7 @@ const AT = (ms: string) => `(timestamptz 'epoch' + ${ms} * interval '1 milliseco
  */
 export const LOCATION_STATEMENT: PreparedStatement = {
   name: 'driver_location_batch',
-  types: ['text', 'timestamptz', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'float8', 'float8'],
+  types: ['text', 'timestamptz', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'text[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'float8[]', 'int8[]', 'float8', 'float8', 'int8'],
   sql: `with latest as (select v.*, ${AT('v.ms')} as recorded_at from ${FIXES(3)}),
     before as (
       select l.user_id, d.last_lat, d.last_lng, d.last_recorded_at from latest l
@@ -61,11 +63,12 @@ export const LOCATION_STATEMENT: PreparedStatement = {
       on conflict do nothing
       returning user_id, lat, lng, recorded_at)
     select 'before' as kind, user_id, last_lat as lat, last_lng as lng, (extract(epoch from last_recorded_at) * 1000)::float8 as t from before
+      where last_recorded_at >= ${AT('$19')}
     union all select 'stored', user_id, lat, lng, (extract(epoch from recorded_at) * 1000)::float8 from stored`,
 };
 
 /** The arguments of {@link LOCATION_STATEMENT}, as literals for `execute` (a few short array literals, not SQL per fix). */
-export function locationArguments(siteId: string, newest: TimedFix[], points: TimedFix[], throttle: TrackThrottle, literal: Literal): string[] {
+export function locationArguments(siteId: string, newest: TimedFix[], points: TimedFix[], earliestMs: number, throttle: TrackThrottle, literal: Literal): string[] {
   return [
     literal(siteId),
     literal(new Date().toISOString()),
@@ -73,6 +76,7 @@ export function locationArguments(siteId: string, newest: TimedFix[], points: Ti
     ...fixArrays(points, literal),
     numberLiteral(throttle.intervalSeconds),
     numberLiteral(throttle.distanceMeters),
+    numberLiteral(earliestMs),
   ];
 }
 
@@ -107,7 +111,11 @@ const arrayText = (value: string): string => `"${value.replace(/["\\]/g, '\\$&')
 
 const optionalNumber = (value: number | undefined | null): string => (value === undefined || value === null ? 'NULL' : numberLiteral(value));
 
-/** The statement's rows: the last applied fix per driver before the batch, and the track points stored. */
+/**
+ * The statement's rows: the last applied fix before the batch of each driver whose fix is not older than the
+ * batch's earliest (a driver without one reads as never applied: every fix of theirs is newer), and the track points
+ * stored.
+ */
 export function readLocationRows(rows: LocationRow[]): { before: Map<string, LastFix>; stored: StoredPoint[] } {
   const before = new Map<string, LastFix>();
   const stored: StoredPoint[] = [];

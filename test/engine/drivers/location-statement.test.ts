@@ -69,7 +69,7 @@ describe('location statement plans', () => {
       await client.query(`prepare ${LOCATION_STATEMENT.name} (${LOCATION_STATEMENT.types.join(', ')}) as ${LOCATION_STATEMENT.sql}`);
       const now = Date.now();
       const fixes: TimedFix[] = [0, 1].map((i) => ({ userId: driverId(i), ping: { lat: 48.9, lng: 2.4, recorded_at: new Date(now).toISOString() }, recordedAtMs: now }));
-      const args = locationArguments(acme.site.id, fixes, fixes, { intervalSeconds: 30, distanceMeters: 200 }, literal);
+      const args = locationArguments(acme.site.id, fixes, fixes, now, { intervalSeconds: 30, distanceMeters: 200 }, literal);
       const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain execute ${LOCATION_STATEMENT.name}(${args.join(', ')})`);
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       // Computed bounds are not leakproof, so they stayed a filter over every point the driver ever stored.
