@@ -1,7 +1,7 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
-import { allowedMoves, applyEvent, currentState, persistSnapshot, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import { allowedMoves, applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
 import type { DomainEvent } from '../../persistence/outbox.ts';
@@ -12,6 +12,9 @@ import { routeFromRow, type RouteRecord } from '../routes/route-view.ts';
 import type { ActorRegistry } from '../runtime/actor-registry.ts';
 import { stopCascadeOf } from './job-stop-cascade.ts';
 import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
+import { noteWritten } from './move-reads.ts';
+import { moveUpdate } from './move-update.ts';
+import { deferWrite } from '../runtime/deferred-writes.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
 export type EntityKind = 'job' | 'stop' | 'route';
@@ -80,7 +83,7 @@ export async function applyTransition(
   notes: { cancellationNotes?: string } = {},
   loaded?: EntityRecord,
 ): Promise<Applied> {
-  const { siteId, actor } = scope;
+  const { siteId } = scope;
   const cached = scope.registry.get(siteId, id, scope.clock.now().getTime());
   const known = scope.touched.get(id) ?? cached;
   if (!loaded && known) {
@@ -94,22 +97,56 @@ export async function applyTransition(
   }
   const entity = loaded ?? (await loadEntity(scope, kind, id));
   if (!entity) throw DomainError.notFound(ENTITY_TYPE_NAMES[kind], id);
+  const planned = await planLoaded(scope, kind, entity, request, notes);
+  const row = await update(scope, kind, id, entity.version, planned, notes);
+  if (!row) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
+  return applied(scope, kind, row, planned);
+}
+
+/**
+ * Applies a move to an entity whose row this command has just read (`row`, as `select *` gives it), without reading
+ * it again: as {@link applyTransition} given the row, a refused move is 409 INVALID_TRANSITION and sends nothing.
+ * When the row was read `for update` in this transaction (`locked`), no one else can change it before the command
+ * ends, so the versioned update cannot miss: a stop's update is then queued to go out with the command's next
+ * statement (its COMMIT when nothing follows: `deferWrite`) instead of in a round trip of its own, and the row after
+ * the move is the row read with the move's changes, as `returning *` would give it.
+ * @throws DomainError 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
+ */
+export async function applyKnown(
+  scope: CommandScope,
+  kind: EntityKind,
+  row: EntityRow,
+  request: TransitionRequest,
+  notes: { cancellationNotes?: string } = {},
+  locked = false,
+): Promise<Applied> {
+  const entity = fromRow(kind, row);
+  const planned = await planLoaded(scope, kind, entity, request, notes);
+  if (locked && kind === 'stop') {
+    const write = moveUpdate(kind, { id: entity.id, siteId: scope.siteId, version: entity.version }, planned, notes);
+    if (deferWrite(scope.em, write.sql, write.params)) return applied(scope, kind, { ...row, ...write.changes }, planned);
+  }
+  const written = await update(scope, kind, entity.id, entity.version, planned, notes);
+  if (!written) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
+  return applied(scope, kind, written, planned);
+}
+
+/** The move of an entity read in this command: from the snapshot this command (or the registry) holds for its version, else from its row. */
+async function planLoaded(scope: CommandScope, kind: EntityKind, entity: EntityRecord, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Planned> {
   const workflow = await workflowById(scope.em, entity.workflowId);
   const machine = buildEntityMachine(workflow);
-  const inScope = scope.touched.get(id);
+  const inScope = scope.touched.get(entity.id);
+  const cached = scope.registry.get(scope.siteId, entity.id, scope.clock.now().getTime());
   const snapshot =
     inScope && inScope.version === entity.version
       ? inScope.snapshot
       : cached && cached.version === entity.version
         ? cached.snapshot
         : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
-  const event = toEvent(workflow, kind, request, actor.role, await moveFacts(scope, workflow, kind, id, notes));
+  const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, entity.id, notes));
   const next = applyEvent(machine, snapshot, event);
-  if (!next) throw invalidTransition(kind, id, workflow, snapshot, request, actor.role);
-  const planned = { workflow, snapshot, next, event, now: scope.clock.now() };
-  const row = await update(scope, kind, id, entity.version, planned, notes);
-  if (!row) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
-  return applied(scope, kind, row, planned);
+  if (!next) throw invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role);
+  return { workflow, snapshot, next, event, now: scope.clock.now() };
 }
 
 /** The move from a known snapshot, or null when it would be refused (or the request is invalid): the caller then reads the row. */
@@ -138,39 +175,10 @@ async function update(
   planned: Planned,
   notes: { cancellationNotes?: string },
 ): Promise<EntityRow | undefined> {
-  const to = currentState(planned.workflow, planned.next);
-  const from = currentState(planned.workflow, planned.snapshot).phase;
-  const jobReturned = kind === 'job' && to.phase === 'unassigned' && from !== 'unassigned';
-  const { now } = planned;
-  const sets = ['workflow_state_id = ?', 'phase = ?', 'snapshot = ?', 'version = version + 1', 'updated_at = ?'];
-  // updated_at as the ORM's onUpdate sets it: the wall clock, not the injected one.
-  const params: unknown[] = [to.id, to.phase, JSON.stringify(persistSnapshot(planned.next)), new Date()];
-  if (notes.cancellationNotes !== undefined && to.phase === 'cancelled') {
-    sets.push('cancellation_notes = ?');
-    params.push(notes.cancellationNotes);
-  }
-  if (to.phase === 'completed') {
-    sets.push('completed_at = ?');
-    params.push(now);
-  }
-  // A route's first start is when its driver set out; a later restart keeps it.
-  if (kind === 'route' && to.phase === 'in_progress') {
-    sets.push('started_at = coalesce(started_at, ?)');
-    params.push(now);
-  }
-  if (kind === 'job' && to.phase === 'cancelled') {
-    sets.push('cancelled_at = ?');
-    params.push(now);
-  }
-  // A job returned to unassigned leaves its driver and route in the same write: one command, one new version, and
-  // the state_change event already shows the job without them.
-  if (jobReturned) {
-    sets.push('driver_user_id = null', 'route_id = null');
-  }
-  const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
-  params.push(id, scope.siteId, version);
-  const sql = `update ${kind} set ${sets.join(', ')} where ${where} returning *`;
-  if (kind !== 'job' || !stopCascadeOf(from, to.phase)) {
+  const write = moveUpdate(kind, { id, siteId: scope.siteId, version }, planned, notes);
+  const { params, jobReturned, from, to } = write;
+  const sql = `${write.sql} returning *`;
+  if (kind !== 'job' || !stopCascadeOf(from, to)) {
     const [row] = await scope.em.execute<EntityRow[]>(sql, params);
     return row;
   }
@@ -213,6 +221,7 @@ function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned:
   const to = currentState(workflow, next);
   // fromRow(kind, ...) is the record of that kind; the union cannot say so.
   recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now } as WrittenMove);
+  noteWritten(scope, kind, entity);
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;
   if (stops) stopsRead.set(result, stops);

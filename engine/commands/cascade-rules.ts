@@ -1,8 +1,9 @@
 import { DomainError } from '../domain-error.ts';
 import { stopFromRow, type EntityRow, type StopRecord } from '../jobs/job-view.ts';
 import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
-import { applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
+import { applyKnown, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
+import { knownRow, knownStopPhases } from './move-reads.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
 
@@ -15,6 +16,8 @@ const TERMINAL = new Set(['completed', 'cancelled']);
  *   stop was completed);
  * - a returned job's stops leave its route's order; when every job of a route is terminal the route completes (or
  *   is cancelled when no job was completed); a route cancelled releases its open jobs (see `route-cascades.ts`).
+ * When the command began by reading a stop move's rows (`readStopMove`), the rules decide from those rows while
+ * they still hold, instead of reading them again.
  */
 export async function applyCascades(scope: CommandScope, applied: Applied, notes: { cancellationNotes?: string }): Promise<void> {
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
@@ -29,17 +32,21 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   const jobId = (applied.entity as StopRecord).jobId;
   if (applied.to.phase === 'in_progress') await attempt(system, jobId, { kind: 'phase', event: 'start' });
   if (TERMINAL.has(applied.to.phase) && applied.from.phase !== applied.to.phase) {
-    const stops = await system.em.execute<{ phase: string }[]>('select phase from stop where job_id = ? and site_id = ?', [jobId, system.siteId]);
-    if (stops.every((s) => TERMINAL.has(s.phase))) {
-      const [job] = await system.em.execute<{ phase: string }[]>('select phase from job where id = ? and site_id = ?', [jobId, system.siteId]);
-      if (job && !TERMINAL.has(job.phase)) {
-        const anyDone = stops.some((s) => s.phase === 'completed');
-        if (anyDone && job.phase === 'assigned') await attempt(system, jobId, { kind: 'phase', event: 'start' });
+    const phases = knownStopPhases(system, applied) ?? (await phasesOf(system, 'select phase from stop where job_id = ? and site_id = ?', jobId));
+    if (phases.every((phase) => TERMINAL.has(phase))) {
+      const known = knownRow(system, jobId);
+      const [jobPhase] = known ? [String(known.phase)] : await phasesOf(system, 'select phase from job where id = ? and site_id = ?', jobId);
+      if (jobPhase !== undefined && !TERMINAL.has(jobPhase)) {
+        const anyDone = phases.includes('completed');
+        if (anyDone && jobPhase === 'assigned') await attempt(system, jobId, { kind: 'phase', event: 'start' });
         await attempt(system, jobId, { kind: 'phase', event: anyDone ? 'complete' : 'cancel' });
       }
     }
   }
 }
+
+const phasesOf = async (scope: CommandScope, sql: string, jobId: string): Promise<string[]> =>
+  (await scope.em.execute<{ phase: string }[]>(sql, [jobId, scope.siteId])).map((row) => row.phase);
 
 /** Moves the job's stops the cascade names, in their order; read in the job's own update when it could (`stopsReadWithMove`). */
 async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCascade, notes: { cancellationNotes?: string }): Promise<void> {
@@ -73,8 +80,10 @@ async function tryApply(
   notes: { cancellationNotes?: string },
   loaded?: EntityRecord,
 ): Promise<Applied | null> {
+  // A row this command read and has not moved since (the stop move's job or route) is not read again.
+  const known = loaded ? undefined : knownRow(scope, id);
   try {
-    return await applyTransition(scope, kind, id, request, notes, loaded);
+    return known ? await applyKnown(scope, kind, known, request, notes) : await applyTransition(scope, kind, id, request, notes, loaded);
   } catch (error) {
     if (error instanceof DomainError && error.code === 'INVALID_TRANSITION') return null;
     throw error;

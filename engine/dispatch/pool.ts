@@ -88,27 +88,27 @@ export function alreadyClaimed(dispatchId: string): DomainError {
 /**
  * The assigned driver accepts a dispatch that required confirmation: acceptance is recorded on the dispatch
  * (driver_accepted, driver_accepted_at: spec rule 2), the record moves to `processing`, and the job takes the
- * workflow's `accept` event as the driver (audit + `job:state_change`), all in one transaction.
+ * workflow's `accept` event as the driver (audit + `job:state_change`), all in one transaction. The conditional
+ * update comes first, and only a refused one reads the record, to tell 404 from 409: an accepted offer costs one
+ * statement for the dispatch.
  * @throws DomainError 404 (unknown, or another driver's), 409 NOT_AWAITING_CONFIRMATION / INVALID_TRANSITION
  */
 export async function acceptDispatch(scope: CommandScope, dispatchId: string): Promise<DispatchRow> {
-  const [row] = await scope.em.execute<DispatchRow[]>('select * from dispatch where id = ? and site_id = ? and assigned_to_driver_id = ?', [
-    dispatchId,
-    scope.siteId,
-    scope.actor.userId,
-  ]);
-  if (!row) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${dispatchId} not found`, 'dispatch_id');
   const now = scope.clock.now();
   const accepted = await updateDispatch(
     scope,
     dispatchId,
     { status: 'processing', driver_accepted: true, driver_accepted_at: now },
-    "status = 'pending' and is_active and require_confirmation and not driver_accepted and dispatched_at is not null",
-    [],
+    "assigned_to_driver_id = ? and status = 'pending' and is_active and require_confirmation and not driver_accepted and dispatched_at is not null",
+    [scope.actor.userId],
     'accept',
   );
-  if (!accepted) throw new DomainError(409, 'NOT_AWAITING_CONFIRMATION', `Dispatch ${dispatchId} is not waiting for this driver's confirmation`, 'dispatch_id');
-  const applied = await applyTransition(scope, 'job', row.job_id!, { kind: 'phase', event: 'accept' });
+  if (!accepted) {
+    const [mine] = await scope.em.execute('select 1 from dispatch where id = ? and site_id = ? and assigned_to_driver_id = ?', [dispatchId, scope.siteId, scope.actor.userId]);
+    if (!mine) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${dispatchId} not found`, 'dispatch_id');
+    throw new DomainError(409, 'NOT_AWAITING_CONFIRMATION', `Dispatch ${dispatchId} is not waiting for this driver's confirmation`, 'dispatch_id');
+  }
+  const applied = await applyTransition(scope, 'job', accepted.job_id!, { kind: 'phase', event: 'accept' });
   await applyCascades(scope, applied, {});
   return accepted;
 }

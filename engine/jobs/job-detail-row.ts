@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../domain-error.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { isStaff, type JobActor } from './job-input.ts';
-import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type StopRecord } from './job-view.ts';
+import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type JobRecord, type StopRecord } from './job-view.ts';
 
 /** A stop row and its address row, as JSON: what {@link STOPS_OF_JOB} gives per stop. */
 export type StopWithAddress = { stop: EntityRow; address: EntityRow | null };
@@ -31,21 +31,21 @@ export async function readJobDetail(em: EntityManager, siteId: string, actor: Jo
     [jobId, siteId, ...params],
   );
   if (!row) throw DomainError.notFound('Job', jobId);
-  return detailFromRows(em, actor, row, row[STOPS]);
+  return detailFromRows(em, actor, jobFromRow(row), row[STOPS]);
 }
 
 /**
- * The detail view of rows already read (a job row, its `STOPS_OF_JOB`), as `actor` sees it; `written` stands in for
- * the stop of the same id (the row a move just wrote, newer than the one read before it).
+ * The detail view of a job and the rows of its stops already read (its `STOPS_OF_JOB`), as `actor` sees it: the job
+ * as read or as a move just wrote it; `written` stands in for the stop of the same id (the row a move just wrote,
+ * newer than the one read before it).
  */
-export async function detailFromRows(em: EntityManager, actor: JobActor, jobRow: EntityRow, stopRows: StopWithAddress[], written?: StopRecord): Promise<JobData> {
+export async function detailFromRows(em: EntityManager, actor: JobActor, job: JobRecord, stopRows: StopWithAddress[], written?: StopRecord): Promise<JobData> {
   const staff = isStaff(actor.role);
   const stops = [];
   for (const { stop, address } of stopRows) {
     const record = written && written.id === stop.id ? written : stopFromRow(stop);
     stops.push(toStopData(record, await workflowById(em, record.workflowId), address ? addressFromRow(address) : null, staff));
   }
-  const job = jobFromRow(jobRow);
   return toJobData(job, await workflowById(em, job.workflowId), stops, staff);
 }
 

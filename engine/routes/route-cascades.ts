@@ -1,8 +1,10 @@
 import { routeBeforeMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from '../commands/apply-transition.ts';
+import { knownRoute } from '../commands/move-reads.ts';
+import { deferWrite } from '../runtime/deferred-writes.ts';
 import type { JobRecord } from '../jobs/job-view.ts';
 import { removeJobFromRoute } from './route-membership.ts';
 import { findRoute, writeRouteChange } from './route-records.ts';
-import { TERMINAL_PHASES, type RouteRecord } from './route-view.ts';
+import { routeFromRow, TERMINAL_PHASES, type RouteRecord } from './route-view.ts';
 
 /** A rule's move with its own cascades, or null when the site's workflow does not allow it (the rule then does not apply). */
 export type CascadeMove = (scope: CommandScope, kind: EntityKind, id: string, request: TransitionRequest) => Promise<Applied | null>;
@@ -27,7 +29,7 @@ export async function afterJobMove(scope: CommandScope, applied: Applied, move: 
   } else if (!(TERMINAL_PHASES.has(applied.to.phase) && !TERMINAL_PHASES.has(applied.from.phase))) {
     return;
   }
-  if (routeId) await completeWhenJobsDone(scope, routeId, move);
+  if (routeId) await completeWhenJobsDone(scope, applied, routeId, move);
 }
 
 /**
@@ -37,11 +39,12 @@ export async function afterJobMove(scope: CommandScope, applied: Applied, move: 
  */
 export async function afterRouteMove(scope: CommandScope, applied: Applied, move: CascadeMove): Promise<void> {
   const route = applied.entity as RouteRecord;
+  // Nothing reads these writes' results: they go out with the command's next statement when they can.
   if (route.driverUserId && applied.to.phase === 'in_progress') {
-    await scope.em.execute('update driver_state set active_route_id = ? where site_id = ? and user_id = ?', [route.id, scope.siteId, route.driverUserId]);
+    await write(scope, 'update driver_state set active_route_id = ? where site_id = ? and user_id = ?', [route.id, scope.siteId, route.driverUserId]);
   }
   if (route.driverUserId && TERMINAL_PHASES.has(applied.to.phase)) {
-    await scope.em.execute('update driver_state set active_route_id = null where site_id = ? and user_id = ? and active_route_id = ?', [
+    await write(scope, 'update driver_state set active_route_id = null where site_id = ? and user_id = ? and active_route_id = ?', [
       scope.siteId,
       route.driverUserId,
       route.id,
@@ -58,12 +61,20 @@ export async function afterRouteMove(scope: CommandScope, applied: Applied, move
   }
 }
 
-async function completeWhenJobsDone(scope: CommandScope, routeId: string, move: CascadeMove): Promise<void> {
-  const route = await findRoute(scope, routeId);
+async function write(scope: CommandScope, sql: string, params: unknown[]): Promise<void> {
+  if (!deferWrite(scope.em, sql, params)) await scope.em.execute(sql, params);
+}
+
+async function completeWhenJobsDone(scope: CommandScope, applied: Applied, routeId: string, move: CascadeMove): Promise<void> {
+  // The stop move's reads tell the route and its jobs' phases; otherwise they are read.
+  const known = knownRoute(scope, applied, routeId);
+  const route = known ? routeFromRow(known.route) : await findRoute(scope, routeId);
   if (!route || TERMINAL_PHASES.has(route.phase)) return;
-  const jobs = await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId]);
-  if (jobs.length === 0 || !jobs.every((j) => TERMINAL_PHASES.has(j.phase))) return;
-  const anyDone = jobs.some((j) => j.phase === 'completed');
+  const phases =
+    known?.phases ??
+    (await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId])).map((j) => j.phase);
+  if (phases.length === 0 || !phases.every((phase) => TERMINAL_PHASES.has(phase))) return;
+  const anyDone = phases.includes('completed');
   if (anyDone && route.phase !== 'in_progress') await move(scope, 'route', routeId, { kind: 'phase', event: 'start' });
   await move(scope, 'route', routeId, { kind: 'phase', event: anyDone ? 'complete' : 'cancel' });
 }

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import type { ApiClient } from '../support/http-client.ts';
+import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
+import { startTestServer, type TestServer } from '../support/test-server.ts';
+
+// POST /driver/stop/state decides the job's and the route's cascades from the rows it read in its first statement
+// and builds its answer without reading the job again: these tests hold it to what later reads show.
+
+type One<T = Record<string, unknown>> = { data: T };
+type Failure = { code: string };
+type Job = JobBody & { completed_at: string | null; route_id: string | null };
+type Route = { id: string; phase: string; job_ids: string[]; started_at: string | null; completed_at: string | null; version: number };
+
+let server: TestServer;
+let acme: SiteFixture;
+let globex: SiteFixture;
+let driver: ApiClient;
+let jobStates: Record<string, string>;
+let stopStates: Record<string, string>;
+
+async function session(subdomain: string, user: { email: string; password: string }): Promise<ApiClient> {
+  const { access_token } = await signIn(server.client(subdomain), user.email, user.password);
+  return server.client(subdomain).as({ accessToken: access_token });
+}
+
+/** A job of acme's driver, dispatched. */
+async function driversJob(): Promise<Job> {
+  const job = await createJob(acme.as.dispatcher, { driver_user_id: acme.users.driver.id });
+  await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
+  return job as Job;
+}
+
+/** A route of acme's driver with these jobs, dispatched by the office; started by the driver when told. */
+async function routeOf(jobs: Job[], started: boolean): Promise<Route> {
+  const created = await acme.as.dispatcher.post<One<Route>>('/api/route', { service_date: '2026-11-21', driver_user_id: acme.users.driver.id, job_ids: jobs.map((j) => j.id) });
+  if (created.status !== 201) throw new Error(`route create failed: ${created.text}`);
+  const actor = { userId: acme.users.dispatcher.id, applicationId: null, requestId: 'test', role: 'dispatcher' as const };
+  await server.services.engine.transition({ siteId: acme.site.id, actor }, 'route', created.body.data.id, { kind: 'phase', event: 'dispatch' });
+  if (started && (await driver.post('/api/driver/route/start', { route_id: created.body.data.id })).status !== 200) throw new Error('route start failed');
+  return created.body.data;
+}
+
+const readJob = async (id: string) => (await driver.get<One<Job>>(`/api/job/${id}`)).body.data;
+const readRoute = async (id: string) => (await acme.as.dispatcher.get<One<Route>>(`/api/route?id=${id}`)).body.data;
+
+/** Drives every stop of the job through en route, arrived and completed, checking each answer against a later read. */
+async function driveJob(job: Job): Promise<void> {
+  for (const stop of job.stops) {
+    for (const state of ['en_route', 'arrived', 'completed']) {
+      const moved = await driver.post<One<Job>>('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
+      expect(moved.status).toBe(200);
+      expect(moved.body.data).toEqual(await readJob(job.id));
+    }
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestServer();
+  acme = await createSiteFixture(server, 'acme');
+  globex = await createSiteFixture(server, 'globex');
+  jobStates = await stateIds(acme.as.admin, 'job');
+  stopStates = await stateIds(acme.as.admin, 'stop');
+  driver = await session('acme', acme.users.driver);
+});
+afterAll(() => server.close());
+
+describe('a driver moving stops', () => {
+  it('is answered with the job as a later read shows it, and the job completes with its last stop', async () => {
+    const job = await driversJob();
+    const first = job.stops[0]!.id;
+    const started = await driver.post<One<Job>>('/api/driver/stop/state', { stop_id: first, workflow_state_id: stopStates.en_route });
+    expect(started.body.data).toMatchObject({ phase: 'in_progress', stops: [{ phase: 'in_progress' }, { phase: 'assigned' }] });
+    expect(started.body.data).toEqual(await readJob(job.id));
+    for (const state of ['arrived', 'completed']) {
+      const moved = await driver.post<One<Job>>('/api/driver/stop/state', { stop_id: first, workflow_state_id: stopStates[state] });
+      expect(moved.body.data).toEqual(await readJob(job.id));
+    }
+    expect((await readJob(job.id)).phase).toBe('in_progress');
+    const last = job.stops[1]!.id;
+    for (const state of ['en_route', 'arrived', 'completed']) {
+      const moved = await driver.post<One<Job>>('/api/driver/stop/state', { stop_id: last, workflow_state_id: stopStates[state] });
+      expect(moved.body.data).toEqual(await readJob(job.id));
+    }
+    expect(await readJob(job.id)).toMatchObject({ phase: 'completed', completed_at: expect.any(String), stops: [{ phase: 'completed' }, { phase: 'completed' }] });
+  });
+
+  it('refuses a move the workflow does not allow, writing nothing', async () => {
+    const job = await driversJob();
+    const stop = job.stops[0]!.id;
+    for (const state of ['en_route', 'arrived', 'completed']) await driver.post('/api/driver/stop/state', { stop_id: stop, workflow_state_id: stopStates[state] });
+    const before = await readJob(job.id);
+    const refused = await driver.post<Failure>('/api/driver/stop/state', { stop_id: stop, workflow_state_id: stopStates.en_route });
+    expect([refused.status, refused.body.code]).toEqual([409, 'INVALID_TRANSITION']);
+    expect(await readJob(job.id)).toEqual(before);
+  });
+
+  it("completes the route when the last stop of its last open job completes, and not before", async () => {
+    const [one, two] = [await driversJob(), await driversJob()];
+    const route = await routeOf([one, two], true);
+    await driveJob(one);
+    expect(await readRoute(route.id)).toMatchObject({ phase: 'in_progress', completed_at: null });
+    await driveJob(two);
+    expect(await readRoute(route.id)).toMatchObject({ phase: 'completed', completed_at: expect.any(String) });
+    expect((await readJob(two.id)).phase).toBe('completed');
+  });
+
+  it('starts and completes a route its driver never started', async () => {
+    const job = await driversJob();
+    const route = await routeOf([job], false);
+    expect((await readRoute(route.id)).started_at).toBeNull();
+    await driveJob(job);
+    expect(await readRoute(route.id)).toMatchObject({ phase: 'completed', started_at: expect.any(String), completed_at: expect.any(String) });
+  });
+
+  it("answers 404 for another site's stop, and changes nothing", async () => {
+    const job = await driversJob();
+    const stranger = await session('globex', globex.users.driver);
+    const foreign = await stranger.post<Failure>('/api/driver/stop/state', { stop_id: job.stops[0]!.id, workflow_state_id: stopStates.en_route });
+    expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
+    expect(await readJob(job.id)).toMatchObject({ phase: 'assigned', version: job.version + 1, stops: [{ phase: 'assigned' }, { phase: 'assigned' }] });
+  });
+});
