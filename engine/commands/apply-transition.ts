@@ -10,11 +10,11 @@ import { DomainError } from '../domain-error.ts';
 import { jobFromRow, stopFromRow, type EntityRow, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
 import { routeFromRow, type RouteRecord } from '../routes/route-view.ts';
 import type { ActorRegistry } from '../runtime/actor-registry.ts';
+import { deferWrite } from '../runtime/deferred-writes.ts';
 import { stopCascadeOf } from './job-stop-cascade.ts';
 import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
 import { noteWritten } from './move-reads.ts';
 import { moveUpdate } from './move-update.ts';
-import { deferWrite } from '../runtime/deferred-writes.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
 export type EntityKind = 'job' | 'stop' | 'route';
