@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCATION_STATEMENT, locationArguments, type TimedFix } from '../../../engine/drivers/driver-track-sql.ts';
+import { LOCATION_STATEMENT, locationArguments, type LocationRow, type TimedFix } from '../../../engine/drivers/driver-track-sql.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
 import { withAdmin } from '../../support/postgres.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
@@ -38,6 +38,20 @@ async function withPlansReported(work: (client: Client, plans: string[]) => Prom
   }, server.database);
 }
 
+/** Runs `work` on a connection of the application's role, bound to acme, with the location statement prepared. */
+async function withStatementPrepared(work: (client: Client, literal: (value: string) => string) => Promise<void>): Promise<void> {
+  const client = new Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    const literal = (value: string) => client.escapeLiteral(value);
+    await client.query(`select set_config('app.site_id', ${literal(acme.site.id)}, false), set_config('app.platform', '', false)`);
+    await client.query(`prepare ${LOCATION_STATEMENT.name} (${LOCATION_STATEMENT.types.join(', ')}) as ${LOCATION_STATEMENT.sql}`);
+    await work(client, literal);
+  } finally {
+    await client.end();
+  }
+}
+
 const upsert = (ids: string, lat: string) => `insert into driver_state (site_id, user_id, last_lat, last_lng, last_recorded_at, updated_at)
   select '${acme.site.id}', id, ${lat}, 2.35, now(), now() from (${ids}) d(id)
   on conflict (site_id, user_id) do update set last_lat = excluded.last_lat, last_recorded_at = excluded.last_recorded_at`;
@@ -60,13 +74,8 @@ describe('location statement plans', () => {
   });
 
   it('probes the track by a range of the primary key and the drivers by it, under row-level security', async () => {
-    const client = new Client({ connectionString: server.databaseUrl });
-    await client.connect();
-    try {
-      const literal = (value: string) => client.escapeLiteral(value);
-      await client.query(`select set_config('app.site_id', ${literal(acme.site.id)}, false), set_config('app.platform', '', false)`);
+    await withStatementPrepared(async (client, literal) => {
       await client.query(`set plan_cache_mode = force_generic_plan`);
-      await client.query(`prepare ${LOCATION_STATEMENT.name} (${LOCATION_STATEMENT.types.join(', ')}) as ${LOCATION_STATEMENT.sql}`);
       const now = Date.now();
       const fixes: TimedFix[] = [0, 1].map((i) => ({ userId: driverId(i), ping: { lat: 48.9, lng: 2.4, recorded_at: new Date(now).toISOString() }, recordedAtMs: now }));
       const args = locationArguments(acme.site.id, fixes, fixes, now, { intervalSeconds: 30, distanceMeters: 200 }, literal);
@@ -77,8 +86,27 @@ describe('location statement plans', () => {
       // With rows in the table (this file wrote 1,500), the generic plan tells the primary key from (site_id, change_xid).
       expect(plan).toContain('Index Scan using driver_state_pkey on driver_state');
       expect(plan).not.toContain('driver_state_change_xid_idx');
-    } finally {
-      await client.end();
-    }
+    });
+  });
+
+  it('ships back a driver’s last fix only when it could make a fix of the batch stale or a duplicate', async () => {
+    await withStatementPrepared(async (client, literal) => {
+      const throttle = { intervalSeconds: 30, distanceMeters: 200 };
+      const fix = (ms: number): TimedFix => ({ userId: driverId(7), ping: { lat: 48.9, lng: 2.4, recorded_at: new Date(ms).toISOString() }, recordedAtMs: ms });
+      /** The last applied fixes the statement returns for a batch of `fixes` (the driver's newest is its last). */
+      const lastFixes = async (...fixes: TimedFix[]) => {
+        const args = locationArguments(acme.site.id, [fixes.at(-1)!], [], Math.min(...fixes.map((f) => f.recordedAtMs)), throttle, literal);
+        const { rows } = await client.query<LocationRow>(`execute ${LOCATION_STATEMENT.name}(${args.join(', ')})`);
+        return rows.filter((row) => row.kind === 'before').map((row) => row.t);
+      };
+      const at = Date.now() + 60_000;
+      await lastFixes(fix(at));
+      // In order: nothing to compare with, nothing shipped.
+      expect(await lastFixes(fix(at + 1000))).toEqual([]);
+      // The same fix again, an older one, or a batch reaching back before it: the stored fix comes back.
+      expect(await lastFixes(fix(at + 1000))).toEqual([at + 1000]);
+      expect(await lastFixes(fix(at))).toEqual([at + 1000]);
+      expect(await lastFixes(fix(at + 500), fix(at + 2000))).toEqual([at + 1000]);
+    });
   });
 });
