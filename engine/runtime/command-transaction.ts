@@ -1,10 +1,27 @@
-import type { Transaction } from '@mikro-orm/core';
+import { OptimisticLockError, type Transaction } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { asDriverException, executeDirectly, formatSql } from './direct-execute.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
 export type FinalStatement = { sql: string; params: unknown[] } | null;
+
+/**
+ * Queues statements (text only, values inlined, one each) to go out with the command's next statement, whatever that is (a
+ * read, or the audit + outbox with the COMMIT), instead of in a round trip of its own. Its result is never seen, so
+ * it must check itself: a statement that finds the plan it was made from no longer holds raises
+ * {@link PLAN_NO_LONGER_HOLDS} (migration 0023, `dispatch_plan_holds`), its transaction rolls back, and the command
+ * fails with {@link StalePlanError}, which the engine retries like any version race.
+ */
+export type QueueWithNextStatement = (...statements: string[]) => void;
+
+/** The SQLSTATE a queued statement raises when the plan it was made from no longer holds. */
+export const PLAN_NO_LONGER_HOLDS = 'DP001';
+
+/** A queued statement's plan no longer held: nothing was written (the engine runs the command again, on reads). */
+export class StalePlanError extends OptimisticLockError {}
+
+const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.code === PLAN_NO_LONGER_HOLDS;
 
 /**
  * One command's transaction (`engine.command`), bound to a site and acting user as `inTenantScope` binds it (the
@@ -17,7 +34,7 @@ export type FinalStatement = { sql: string; params: unknown[] } | null;
 export async function inCommandTransaction<T>(
   orm: MikroORM,
   tenant: { siteId: string; userId: string | null },
-  work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement }>,
+  work: (em: EntityManager, queueWithNextStatement: QueueWithNextStatement) => Promise<{ value: T; last: FinalStatement }>,
 ): Promise<T> {
   try {
     return await inPooledTransaction(orm, tenant, async (trx, prefix) => {
@@ -25,13 +42,14 @@ export async function inCommandTransaction<T>(
       em.setTransactionContext(trx as unknown as Transaction);
       em.setFilterParams('site', { siteId: tenant.siteId });
       executeDirectly(em, prefix);
-      const { value, last } = await work(em);
+      const { value, last } = await work(em, (...statements) => statements.forEach((statement) => prefix.add(statement)));
       // The unit of work first, so the final statement comes after every row it describes.
       await em.flush();
       if (last) prefix.add(formatSql(em, last.sql, last.params));
       return value;
     });
   } catch (error) {
+    if (isStalePlan(error)) throw new StalePlanError((error as Error).message);
     // The COMMIT's own error comes back from `pg` unconverted: a deferred unique violation must still read as a race.
     throw asDriverException(orm.em, error);
   }
