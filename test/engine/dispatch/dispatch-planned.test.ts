@@ -41,6 +41,7 @@ async function assign(to: TestDriver): Promise<{ assigned: Assigned; runs: numbe
   return { assigned, runs, jobId };
 }
 
+const holds = (args: unknown[]) => inSite((em) => em.execute<{ holds: boolean }[]>('select dispatch_plan_holds(?, ?::int, ?, ?::int, ?, ?::int, ?::int) as holds', args));
 const routesOf = (to: TestDriver) => inSite((em) => em.execute<EntityRow[]>('select * from route where driver_user_id = ? order by created_at', [to.id]));
 
 describe('a dispatch planned from the remembered route', () => {
@@ -100,7 +101,6 @@ describe('a dispatch planned from the remembered route', () => {
 
 describe('dispatch_plan_holds', () => {
   it('is true when the write is the one planned, and raises DP001 (nothing of the transaction stays) when not', async () => {
-    const holds = (args: unknown[]) => inSite((em) => em.execute<{ holds: boolean }[]>('select dispatch_plan_holds(?, ?::int, ?, ?::int, ?, ?::int, ?::int) as holds', args));
     expect(await holds(['rte_a', 2, 'rte_a', 2, true, 1, 1])).toEqual([{ holds: true }]);
     expect(await holds(['rte_new', null, 'rte_new', null, true, 0, 0])).toEqual([{ holds: true }]);
     for (const stale of [['rte_a', 2, 'rte_a', 3, true, 1, 1], ['rte_new', null, null, null, true, 0, 0], ['rte_a', 2, 'rte_a', 2, false, 1, 1], ['rte_a', 2, 'rte_a', 2, true, 2, 1]]) {
