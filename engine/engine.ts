@@ -6,7 +6,8 @@ import { applyTransition, type Applied, type CommandActor, type CommandScope, ty
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
-import { inCommandTransaction } from './runtime/command-transaction.ts';
+import { inCommandTransaction, StalePlanError } from './runtime/command-transaction.ts';
+import { deferStatements } from './runtime/deferred-writes.ts';
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
 
@@ -101,21 +102,35 @@ export function createEngine(deps: EngineDeps): Engine {
 
   async function command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T>): Promise<T> {
     return mailbox.run(key, async () => {
+      // A plan made from memory that no longer held costs one run on reads, not one of the command's attempts.
+      let staleRetry = true;
       for (let attempt = 1; ; attempt += 1) {
         const touched: CommandScope['touched'] = new Map();
+        const committed: (() => void)[] = [];
         try {
           const result = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
-            const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] } };
+            const withNextStatement = (...statements: string[]) => {
+              // inCommandTransaction always gives its manager a queue (`allowDeferredWrites`): a plan is never dropped.
+              if (!deferStatements(em, ...statements)) throw new Error('a command transaction without a statement queue');
+            };
+            const planAhead = { withNextStatement, afterCommit: (callback: () => void) => committed.push(callback) };
+            const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] }, planAhead };
             const value = await work(scope);
             // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).
             return { value, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events) };
           });
           remember(ctx.siteId, touched);
+          for (const callback of committed) callback();
           notifyCommitted();
           return result;
         } catch (error) {
           if (!raced(error)) throw error;
           for (const id of touched.keys()) registry.drop(ctx.siteId, id);
+          if (error instanceof StalePlanError && staleRetry) {
+            staleRetry = false;
+            attempt -= 1;
+            continue;
+          }
           if (attempt >= 2 && error instanceof OptimisticLockError) throw conflict();
           if (attempt >= 2) throw error;
         }

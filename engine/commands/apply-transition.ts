@@ -42,7 +42,17 @@ export type CommandScope = {
   registry: ActorRegistry;
   touched: Map<string, { snapshot: EntitySnapshot; version: number; workflowId: string }>;
   pending: PendingRecords;
+  /** Present in a command's own transaction (`engine.command`), absent in group commit: see {@link PlanAhead}. */
+  planAhead?: PlanAhead;
 };
+
+/**
+ * For writes planned from memory rather than from reads (a dispatch that knows the driver's route): the statement
+ * goes out with the command's next one instead of in a round trip of its own (it checks in the database that its
+ * plan still holds, else the command fails and runs again), and the memory learns what was written only once it
+ * committed.
+ */
+export type PlanAhead = { withNextStatement(...statements: string[]): void; afterCommit(callback: () => void): void };
 
 export type Applied = {
   kind: EntityKind;

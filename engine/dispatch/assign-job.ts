@@ -10,6 +10,7 @@ import type { DriverFacts } from './driver-facts.ts';
 import { driverFacts, indexedDriverFacts } from './driver-index.ts';
 import { planJobDispatch } from './dispatch-plan.ts';
 import { dispatchAtOnce } from './dispatch-at-once.ts';
+import { forgetDriverDayRoute } from './driver-day-routes.ts';
 import { assertDispatchableZone, toJobTarget, type JobTarget } from './job-target.ts';
 
 export type AssignInput = {
@@ -92,6 +93,8 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   if (plan) {
     written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, routeWorkflowId: loaded.routeWorkflowId, recordFor });
   } else {
+    // This path does not say what it left of the driver's route: the next dispatch to the day reads it.
+    if (!input.routeId) forgetDriverDayRoute(scope, day);
     const opened = input.routeId ? { route: await loadRoute(scope, input.routeId), created: false } : await openDriverDayRoute(scope, { ...day, jobIds: [job.id] });
     written = await joinAndMove(scope, opened, job, driver.userId, insertWithJoin ? dispatchInsert(scope, recordFor(opened.route.id)) : undefined);
   }

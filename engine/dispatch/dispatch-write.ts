@@ -71,7 +71,16 @@ export async function writeDispatchAtOnce(scope: CommandScope, plan: JobDispatch
   return { jobRow, route, inserted };
 }
 
-type WrittenRows = { workflow: Workflow; initial: WorkflowState | null; routeMove: PlannedMove | null; routeRow: EntityRow | null; jobRow: EntityRow; stopRows: EntityRow[] };
+type WrittenRows = {
+  workflow: Workflow;
+  initial: WorkflowState | null;
+  routeMove: PlannedMove | null;
+  routeRow: EntityRow | null;
+  /** The route as written, when known without a row (a dispatch planned from memory); else from `routeRow` or `place`. */
+  route?: RouteRecord;
+  jobRow: EntityRow;
+  stopRows: EntityRow[];
+};
 
 /**
  * The records of a dispatch written in one statement, in the order the step-by-step path makes them: the route's
@@ -82,7 +91,7 @@ export function recordDispatchWrite(scope: CommandScope, plan: JobDispatchPlan, 
   const { job } = plan;
   const { workflow, initial, routeMove, routeRow } = rows;
   const system = { ...scope.actor, role: 'system' as const };
-  const finalRoute = routeRow ? routeFromRow(routeRow) : (place as { route: RouteRecord }).route;
+  const finalRoute = rows.route ?? (routeRow ? routeFromRow(routeRow) : (place as { route: RouteRecord }).route);
   if (initial) {
     const created = { ...finalRoute, version: 1, workflowStateId: initial.id, phase: initial.phase };
     recordDispatchedRouteCreated(scope, created, workflow, [job.id]);

@@ -23,7 +23,7 @@ const dispatchValues = DISPATCH_VALUE_COLUMNS.map((column) => `$d_${column}::${D
  * way it is `chosen`, and everything else is written only when a route was chosen. Stops are one JSON parameter
  * (`[{id, version, state_id, phase, snapshot}]`), so the text is the same for any number of them.
  */
-const SQL = `with target as (
+const WRITES = `with target as (
     select * from route where id = (
         select r.id from (select id, created_at from route where site_id = $site::text and driver_user_id = $driver::text and service_date = $service_date::text
           and phase not in ('completed', 'cancelled') offset 0) r order by r.created_at, r.id limit 1)
@@ -53,15 +53,32 @@ const SQL = `with target as (
   job_row as (
     update job set route_id = c.id, driver_user_id = $driver::text, workflow_state_id = $job_state_id::text, phase = $job_phase::text,
       snapshot = $job_snapshot::jsonb, version = job.version + 2, updated_at = $now::timestamptz
-    from chosen c where job.id = $job::text and job.site_id = $site::text and job.version = $job_version::int and job.deleted_at is null returning job.*)
+    from chosen c where job.id = $job::text and job.site_id = $site::text and job.version = $job_version::int and job.deleted_at is null returning job.*)`;
+
+const SQL = `${WRITES}
   select (select to_jsonb(t) from target t) as target, (select id from current_workflow) as current_workflow_id, (select to_jsonb(j) from job_row j) as job_row,
     (select coalesce(json_agg(to_jsonb(m)), '[]'::json) from moved_stops m) as moved_stops,
     (select to_jsonb(r) from (select * from created union all select * from joined) r) as route_row, (select to_jsonb(a) from also a) as also_inserted`;
 
-export const DRIVER_DAY_STATEMENT: NamedStatement = {
-  name: 'dispatch_driver_day_v1',
-  // Every use is `$name::type`, so a name is never read as the start of a longer one.
-  sql: PARAMETERS.reduce((text, name, i) => text.replaceAll(`$${name}::`, `$${i + 1}::`), SQL),
+/** `$name::` as `$n::`, n from the name's place in `parameters` (every use is `$name::type`, so a name is never read as the start of a longer one). */
+const numbered = (parameters: readonly string[], sql: string) => parameters.reduce((text, name, i) => text.replaceAll(`$${name}::`, `$${i + 1}::`), sql);
+
+export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v1', sql: numbered(PARAMETERS, SQL) };
+
+/**
+ * The same writes planned from memory (engine/dispatch/dispatch-planned.ts), sent with the command's next statement
+ * and never read: they end in `dispatch_plan_holds` (migration 0023), which raises unless the route chosen is the
+ * one planned (`planned_route`) at the version planned (`planned_version`; null: a route this statement creates),
+ * and the job and every planned stop were written. Arguments: {@link driverDayArgs}, then those two.
+ */
+export const PLANNED_DRIVER_DAY_STATEMENT: NamedStatement = {
+  name: 'dispatch_driver_day_planned_v1',
+  sql: numbered(
+    [...PARAMETERS, 'planned_route', 'planned_version'],
+    `${WRITES}
+  select dispatch_plan_holds($planned_route::text, $planned_version::int, (select id from chosen), (select version from target),
+    exists (select 1 from job_row), jsonb_array_length($stops::jsonb), (select count(*)::int from moved_stops))`,
+  ),
 };
 
 type Input = {
@@ -74,12 +91,14 @@ type Input = {
   initial: WorkflowState | null;
   routeMove: PlannedMove | null;
   record: { id: string; values: unknown[] };
+  /** `updated_at` (and a new route's `created_at`, the record's timestamps); now when omitted. */
+  now?: Date;
 };
 
 /** The statement's arguments, in {@link PARAMETERS} order. */
 export function driverDayArgs(scope: CommandScope, input: Input): unknown[] {
   const { plan, day, initial, routeMove } = input;
-  const now = new Date();
+  const now = input.now ?? new Date();
   // The moves' snapshots are JSON text already: written into the array as they are.
   const stops = plan.stops.map(
     ({ stop, move }) => `{"id":${JSON.stringify(stop.id)},"version":${stop.version},"state_id":${JSON.stringify(move.stateId)},"phase":${JSON.stringify(move.phase)},"snapshot":${move.snapshot}}`,

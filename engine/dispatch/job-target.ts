@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { bannedZoneHitsIn, type BannedZone, type BannedZoneHit } from '../fleet/zone-rules.ts';
 import type { LatLng } from '../mapping/mapping-provider.ts';
 import { DomainError } from '../domain-error.ts';
+import type { EntityRow } from '../jobs/job-view.ts';
 
 /** A time span in epoch milliseconds. */
 export type Window = { start: number; end: number };
@@ -28,6 +29,8 @@ export type JobTarget = {
   activeDispatches: number;
   /** Where the job and its stops are in their workflows (as read from the database): a dispatch plans its moves from it. */
   states?: JobStates;
+  /** The job's and its stops' whole rows (`select *` as JSON, stops in stop order): a dispatch planned from memory predicts its rows from them. */
+  rows?: { job: EntityRow; stops: EntityRow[] };
 };
 
 /** A job's workflow and state key, and its stops' (in stop order). */
@@ -40,6 +43,7 @@ export type JobTargetRow = {
   id: string; phase: string; version: number; banned_zones: BannedZone[]; active_dispatches: number | string; driver_user_id: string | null; route_id: string | null; zone_override: boolean;
   created_at: Date | string; sort_order: number | null; lat: number | null; lng: number | null; complete_after: Date | string | null; complete_before: Date | string | null;
   workflow_id: string; state: string; stop_id: string | null; stop_phase: string | null; stop_version: number | null; stop_workflow_id: string | null; stop_state: string | null;
+  job_row: EntityRow; stop_row: EntityRow | null;
 };
 
 /**
@@ -49,6 +53,7 @@ export type JobTargetRow = {
 export const JOB_TARGET_SQL = `select j.id, j.phase, j.version, j.driver_user_id, j.route_id, j.zone_override, j.created_at, s.sort_order, a.lat, a.lng,
        s.complete_after, s.complete_before, j.workflow_id, j.snapshot->>'value' as state,
        s.id as stop_id, s.phase as stop_phase, s.version as stop_version, s.workflow_id as stop_workflow_id, s.snapshot->>'value' as stop_state,
+       to_jsonb(j) as job_row, to_jsonb(s) as stop_row,
        (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
         from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as banned_zones,
        (select count(*)::int from dispatch d where d.site_id = j.site_id and d.job_id = j.id and d.is_active and d.status <> 'completed') as active_dispatches
@@ -92,6 +97,7 @@ export function toJobTarget(rows: JobTargetRow[], jobId: string): JobTarget {
         r.stop_id === null ? [] : [{ id: r.stop_id, phase: r.stop_phase!, version: Number(r.stop_version), workflowId: r.stop_workflow_id!, state: r.stop_state! }],
       ),
     },
+    rows: { job: first.job_row, stops: rows.flatMap((r) => (r.stop_row ? [r.stop_row] : [])) },
   };
 }
 

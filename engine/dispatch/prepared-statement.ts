@@ -33,6 +33,23 @@ export async function executePrepared<Row>(em: EntityManager, statement: NamedSt
     const { text, params } = inlined(statement.sql, args);
     return em.execute<Row[]>(text, params);
   }
+  const results = await send(em, connection, (await preparedCall(em, connection, statement, args, before)).join('; '));
+  return results.at(-2)!.rows as Row[];
+}
+
+/**
+ * The statements that run `statement` as {@link executePrepared} does (`before`, the generic plan, the EXECUTE, the
+ * plan mode put back), for a caller that sends them itself (queued with the command's next statement); the
+ * statement is prepared on the transaction's connection first if it is not yet (a round trip, once per connection).
+ * @throws Error outside a transaction (nothing to prepare on)
+ */
+export async function preparedStatements(em: EntityManager, statement: NamedStatement, args: unknown[], before?: string): Promise<string[]> {
+  const connection = await transactionConnection(em);
+  if (!connection) throw new Error(`${statement.name}: a prepared statement to send later needs a transaction`);
+  return preparedCall(em, connection, statement, args, before);
+}
+
+async function preparedCall(em: EntityManager, connection: PgConnection, statement: NamedStatement, args: unknown[], before: string | undefined): Promise<string[]> {
   let prepared = preparedOn.get(connection);
   if (!prepared) {
     prepared = new Set();
@@ -43,9 +60,7 @@ export async function executePrepared<Row>(em: EntityManager, statement: NamedSt
     prepared.add(statement.name);
   }
   const execute = formatSql(em, `execute ${statement.name}(${args.map(() => '?').join(', ')})`, args);
-  const text = `${before ? `${before}; ` : ''}${GENERIC_PLAN}; ${execute}; ${PLAN_RESTORED}`;
-  const results = await send(em, connection, text);
-  return results.at(-2)!.rows as Row[];
+  return [...(before ? [before] : []), GENERIC_PLAN, execute, PLAN_RESTORED];
 }
 
 /** The session's plan mode, kept aside while this statement runs with a generic plan, then put back. */

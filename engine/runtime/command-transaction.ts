@@ -1,4 +1,4 @@
-import type { Transaction } from '@mikro-orm/core';
+import { OptimisticLockError, type Transaction } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { asDriverException, executeDirectly, formatSql } from './direct-execute.ts';
 import { allowDeferredWrites } from './deferred-writes.ts';
@@ -6,6 +6,18 @@ import { inPooledTransaction } from './pooled-transaction.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
 export type FinalStatement = { sql: string; params: unknown[] } | null;
+
+/**
+ * The SQLSTATE a statement queued with the next one (`deferStatements`) raises when the plan it was made from no longer
+ * holds (migration 0023, `dispatch_plan_holds`): its transaction rolls back, and the command fails with
+ * {@link StalePlanError}, which the engine retries like any version race.
+ */
+export const PLAN_NO_LONGER_HOLDS = 'DP001';
+
+/** A queued statement's plan no longer held: nothing was written (the engine runs the command again, on reads). */
+export class StalePlanError extends OptimisticLockError {}
+
+const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.code === PLAN_NO_LONGER_HOLDS;
 
 /**
  * One command's transaction (`engine.command`), bound to a site and acting user as `inTenantScope` binds it (the
@@ -34,6 +46,7 @@ export async function inCommandTransaction<T>(
       return value;
     });
   } catch (error) {
+    if (isStalePlan(error)) throw new StalePlanError((error as Error).message);
     // The COMMIT's own error comes back from `pg` unconverted: a deferred unique violation must still read as a race.
     throw asDriverException(orm.em, error);
   }

@@ -10,14 +10,20 @@ export function allowDeferredWrites(em: EntityManager, prefix: StatementPrefix):
 }
 
 /**
- * Queues a write whose result nobody reads (no `returning`, and nothing depends on how many rows it changed: a
- * conditional write, or one whose row this transaction has locked) to go out with the transaction's next statement, at the latest its COMMIT, in order with every other
- * statement; an error it raises fails that statement and the transaction. False when `em` has no queue (then the
- * caller sends it itself).
+ * Queues statements (text with their values inlined) to go out with the transaction's next statement, at the latest its
+ * COMMIT, in order with every other statement, instead of in a round trip of their own. Nobody sees their results, so
+ * each must need none (no `returning`, and nothing depends on how many rows it changed: a conditional write, one whose
+ * row this transaction has locked, or one that checks itself and raises); an error one raises fails that statement and
+ * the transaction. False when `em` has no queue (then the caller sends them itself).
  */
-export function deferWrite(em: EntityManager, sql: string, params: readonly unknown[]): boolean {
+export function deferStatements(em: EntityManager, ...statements: string[]): boolean {
   const prefix = prefixes.get(em);
   if (!prefix) return false;
-  prefix.add(formatSql(em, sql, params));
+  for (const statement of statements) prefix.add(statement);
   return true;
+}
+
+/** {@link deferStatements} for one write with `?` placeholders and its values. */
+export function deferWrite(em: EntityManager, sql: string, params: readonly unknown[]): boolean {
+  return prefixes.has(em) && deferStatements(em, formatSql(em, sql, params));
 }

@@ -17,12 +17,15 @@ import { useOneSite } from '../../support/one-site.ts';
 import { createDriver, createVehicle, jobAt, type TestDriver } from '../../http/dispatch-fixtures.ts';
 
 /**
- * The one-statement dispatch write (`writeDispatchAtOnce`) against the step-by-step path it replaces: the same rows,
- * versions, audit records and events, in the same order, for a job that opens the driver's route and for one that
- * joins it; the second driver's jobs go the step-by-step way (a job target without its workflow states).
+ * The one-statement dispatch write (`dispatchToDriverDay`, `writeDispatchAtOnce`) and the same write planned from the
+ * route this process remembers (`dispatchPlanned`, sent with the command's next statement) against the step-by-step
+ * path they replace: the same rows, versions, audit records and events, in the same order, for a job that opens the
+ * driver's route and for one that joins it; one driver's jobs go each way (the step-by-step one: a job target
+ * without its workflow states; the one-statement one: a command that cannot send a statement later).
  */
 const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
 let fast: TestDriver;
+let single: TestDriver;
 let stepwise: TestDriver;
 let late: TestDriver;
 let busy: TestDriver;
@@ -33,26 +36,29 @@ beforeAll(async () => {
   const vehicle = await createVehicle(site.acme);
   // One name: the records name the driver.
   fast = await createDriver(site.server, site.acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
+  single = await createDriver(site.server, site.acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
   stepwise = await createDriver(site.server, site.acme, { name: 'Sam Same', at: PARIS, vehicleId: vehicle });
   late = await createDriver(site.server, site.acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
   busy = await createDriver(site.server, site.acme, { name: 'Busy Bo', at: PARIS, vehicleId: vehicle });
 }, 60_000);
 
 type Outcome = { statements: number; pending: unknown; rows: unknown };
+type Way = 'planned' | 'one statement' | 'stepwise';
 
 /**
- * Dispatches a new two-stop job to `driver`, in one statement (`atOnce`) or step by step; what it wrote and recorded,
- * and the round trips the assignment made (over every attempt of the command).
+ * Dispatches a new two-stop job to `driver`, planned from memory, in one statement or step by step; what it wrote
+ * and recorded, and the round trips the assignment made (over every attempt of the command).
  */
-async function dispatchTo(driver: TestDriver, atOnce: boolean): Promise<Outcome> {
+async function dispatchTo(driver: TestDriver, way: Way): Promise<Outcome> {
   const jobId = (await jobAt(site.acme.as.dispatcher, PARIS)).id;
   const ctx: CommandContext = { siteId: site.acme.site.id, actor: { userId: site.acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
   let statements = 0;
   let pending: unknown;
-  const assigned = await site.server.services.engine.command(ctx, `job:${jobId}`, async (scope) => {
+  const assigned = await site.server.services.engine.command(ctx, `job:${jobId}`, async (commandScope) => {
+    const scope = way === 'one statement' ? { ...commandScope, planAhead: undefined } : commandScope;
     const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId });
     const target = toJobTarget(indexed.jobRows, jobId);
-    const job = atOnce ? target : { ...target, states: undefined };
+    const job = way === 'stepwise' ? { ...target, states: undefined } : target;
     const facts = indexed.drivers.find((d) => d.userId === driver.id)!;
     await workflowById(scope.em, indexed.routeWorkflowId!); // cached from here on: the count is the dispatch's own statements
     const result = await countingRoundTrips(scope, (n) => (statements += n), () =>
@@ -111,20 +117,26 @@ function normalized(value: unknown, ids: Map<string, string>, key = ''): unknown
 describe('dispatch write in one statement', () => {
   it('writes and records what the step-by-step path does, opening the route and joining it, in fewer statements', async () => {
     for (const round of ['opens the route', 'joins the route']) {
-      const one = await dispatchTo(fast, true);
-      const other = await dispatchTo(stepwise, false);
+      const planned = await dispatchTo(fast, 'planned');
+      const one = await dispatchTo(single, 'one statement');
+      const other = await dispatchTo(stepwise, 'stepwise');
+      expect(planned.rows, round).toEqual(other.rows);
+      expect(planned.pending, round).toEqual(other.pending);
       expect(one.rows, round).toEqual(other.rows);
       expect(one.pending, round).toEqual(other.pending);
+      // Planned: the driver-day lock and the write wait for the command's next statement (here its COMMIT).
+      expect(planned.statements, round).toBe(0);
       // Opening or joining: the driver-day lock and the write in one round trip.
       expect(one.statements, round).toBe(1);
       expect(one.statements, round).toBeLessThan(other.statements);
     }
   });
 
-  it('places a job after the stops the driver-day lock holder added while it waited, in one round trip', async () => {
+  it('places a job after the stops the driver-day lock holder added while it waited, in no round trip of its own', async () => {
     const { route, otherJob } = await routeWithAnotherJob(busy);
     const positions = await whileAnotherCommandAddsStops(route, otherJob, 'driver-day lock');
-    expect(positions.statements).toBe(1);
+    // Planned from the route remembered for the day: the lock and the write went with the COMMIT.
+    expect(positions.statements).toBe(0);
     expect(positions.placed).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
@@ -132,9 +144,9 @@ describe('dispatch write in one statement', () => {
     const { route, otherJob } = await routeWithAnotherJob(busy);
     // Its statement waited for the route row with a snapshot taken before: it could not see the other's stops, and the
     // deferred unique position check fails at its COMMIT, which must read as a race (the command runs again, now after
-    // the other's stops).
+    // the other's stops, on reads: the write planned from memory took no round trip, the second run's one).
     const positions = await whileAnotherCommandAddsStops(route, otherJob, 'route row');
-    expect(positions.statements).toBe(2);
+    expect(positions.statements).toBe(1);
     expect(positions.placed).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
@@ -181,7 +193,7 @@ describe('dispatch write in one statement', () => {
 
 /** The driver's route (after a first dispatch opened it) and another job, whose stops another command will place on it. */
 async function routeWithAnotherJob(driver: TestDriver): Promise<{ route: { id: string; service_date: string }; otherJob: string }> {
-  await dispatchTo(driver, true);
+  await dispatchTo(driver, 'planned');
   const otherJob = (await jobAt(site.acme.as.dispatcher, PARIS)).id;
   const [route] = await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
     em.execute<{ id: string; service_date: string }[]>(`select id, service_date from route where driver_user_id = ? and phase not in ('completed', 'cancelled')`, [driver.id]),
@@ -205,7 +217,7 @@ async function whileAnotherCommandAddsStops(route: { id: string; service_date: s
        from stop s where s.job_id = ?`,
       [route.id, route.id, otherJob],
     );
-    dispatched = dispatchTo(busy, true);
+    dispatched = dispatchTo(busy, 'planned');
     await sleep(500);
   });
   const { statements } = await dispatched!;
