@@ -56,8 +56,8 @@ async function pending(scope: { siteId: string } | typeof platform = platform): 
   return inTenantScope(harness.orm, scope, (em) => em.execute('select seq, site_id from outbox_pending order by seq'));
 }
 
-function relay(queue: DurableQueue, batchSize: number) {
-  const created = createOutboxRelay({ orm: harness.orm, queue, logger: harness.logger, batchSize, pollIntervalMs: 60_000 });
+function relay(queue: DurableQueue, batchSize: number, vacuumEveryRows?: number) {
+  const created = createOutboxRelay({ orm: harness.orm, queue, logger: harness.logger, batchSize, pollIntervalMs: 60_000, vacuumEveryRows });
   cleanups.push(() => created.stop());
   return created;
 }
@@ -136,5 +136,22 @@ describe('outbox_pending', () => {
     await waitFor('the 6 events to be delivered', () => delivered.length >= 6, 10_000);
     await sleep(200);
     expect(delivered.map((job) => job.id).sort()).toEqual([...ids].sort());
+  });
+
+  it('is vacuumed by the relay every so many entries, so dead entries do not pile up where autovacuum is off', async () => {
+    await drain();
+    const vacuums = async () => {
+      const [row] = await harness.orm.em.fork().execute<{ n: number }[]>(`select vacuum_count::int as n from pg_stat_user_tables where relname = 'outbox_pending'`);
+      return row!.n;
+    };
+    const before = await vacuums();
+    await writeEvents(siteA, 8);
+    const relayer = relay(bullmq(), 4, 10);
+    expect(await relayer.relayOnce()).toBe(8);
+    await sleep(1200);
+    expect(await vacuums()).toBe(before);
+    await writeEvents(siteB, 4);
+    expect(await relayer.relayOnce()).toBe(4);
+    await waitFor('a vacuum of outbox_pending', async () => (await vacuums()) > before, 5000);
   });
 });
