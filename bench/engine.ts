@@ -82,8 +82,8 @@ async function main(): Promise<void> {
     const ctx = dispatcherContext(site);
     progress(`migrated (${migrations.length} migrations); creating ${2 * JOBS} jobs through engine.command`);
     const jobs = await createJobs(services.engine, ctx, site.customerUserId, 2 * JOBS, LOOP.concurrency);
-    // Statistics, as autovacuum keeps them in any database that has run for a minute (the workloads start seconds
-    // after the seed, before its first pass). Without them the planner, seeing a never-analyzed `job` table, found the
+    // Statistics, as autovacuum keeps them where it runs (it is off on the benchmark machine, and would not have run
+    // yet: the workloads start seconds after the seed). Without them the planner, seeing a never-analyzed `job` table, found the
     // job a move updates through its site's driver index (`job_site_driver_idx`, leading on site_id: every job of the
     // site and its dead versions read per move) rather than by its primary key, once per job command.
     await services.db.orm.em.fork().execute('analyze job, stop, route, address, outbox, audit_record');

@@ -7,6 +7,7 @@ import { platformOf } from '../runtime/direct-execute.ts';
 import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
 import { ACTIVE_SUBSCRIPTIONS_OF_SITE, webhookDeliveriesFor, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
 import { EVENT_QUEUE_READS, EVENT_QUEUES } from './event-queues.ts';
+import { createPendingVacuum } from './pending-vacuum.ts';
 
 /**
  * The queue the relay used to add every event to for the webhook fan-out, before it fanned out itself. Nothing adds
@@ -25,6 +26,8 @@ export type OutboxRelayOptions = {
   pollIntervalMs?: number;
   /** Rows moved per transaction. Default 200. */
   batchSize?: number;
+  /** Rows relayed between two vacuums of `outbox_pending` (see pending-vacuum.ts). */
+  vacuumEveryRows?: number;
 };
 
 export type OutboxRelay = {
@@ -97,10 +100,12 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { orm, queue, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const listeners: RelayedListener[] = [];
+  const vacuum = createPendingVacuum(orm, logger, options.vacuumEveryRows);
 
   const relayBatch = async (): Promise<number> => {
     const rows = await moveBatch();
     if (rows.length > 0 && listeners.length > 0) publish(rows);
+    await vacuum.relayed(rows.length);
     return rows.length;
   };
 

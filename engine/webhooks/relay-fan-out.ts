@@ -24,7 +24,7 @@ export const ACTIVE_SUBSCRIPTIONS_OF_SITE = (siteColumn: string): string =>
  * job per subscription and batch rather than one per event (each event is still its own POST).
  *
  * Durability is the relay's: the jobs are added in its transaction (the table queue commits them with the
- * `relayed_at` stamp; BullMQ adds them first, and a relay that dies before its commit sends the batch again, which
+ * delete of the batch's `outbox_pending` entries; BullMQ adds them first, and a relay that dies before its commit sends the batch again, which
  * the batch job id and the delivery claims make a no-op, see delivery-job.ts). A subscription created after the
  * event was committed may or may not receive it, depending on when the relay runs; one deactivated before then does
  * not. The bodies are serialized here, once, and every attempt sends those bytes.
