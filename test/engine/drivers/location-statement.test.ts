@@ -14,6 +14,8 @@ let server: TestServer;
 let acme: SiteFixture;
 const DRIVERS = 1500;
 const driverId = (i: number) => `usr_plan_${i}`;
+/** A fix of driver 7 recorded at `ms`. */
+const fix = (ms: number): TimedFix => ({ userId: driverId(7), ping: { lat: 48.9, lng: 2.4, recorded_at: new Date(ms).toISOString() }, recordedAtMs: ms });
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -92,7 +94,6 @@ describe('location statement plans', () => {
   it('ships back a driver’s last fix only when it could make a fix of the batch stale or a duplicate', async () => {
     await withStatementPrepared(async (client, literal) => {
       const throttle = { intervalSeconds: 30, distanceMeters: 200 };
-      const fix = (ms: number): TimedFix => ({ userId: driverId(7), ping: { lat: 48.9, lng: 2.4, recorded_at: new Date(ms).toISOString() }, recordedAtMs: ms });
       /** The last applied fixes the statement returns for a batch of `fixes` (the driver's newest is its last). */
       const lastFixes = async (...fixes: TimedFix[]) => {
         const args = locationArguments(acme.site.id, [fixes.at(-1)!], [], Math.min(...fixes.map((f) => f.recordedAtMs)), throttle, literal);
