@@ -1,6 +1,7 @@
 import { DomainError } from '../domain-error.ts';
 import { stopFromRow, type EntityRow, type StopRecord } from '../jobs/job-view.ts';
 import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
+import { sendWithNext } from '../runtime/deferred-writes.ts';
 import { applyKnown, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 import { knownRow, knownStopPhases } from './move-reads.ts';
@@ -32,7 +33,7 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   const jobId = (applied.entity as StopRecord).jobId;
   if (applied.to.phase === 'in_progress') await attempt(system, jobId, { kind: 'phase', event: 'start' });
   if (TERMINAL.has(applied.to.phase) && applied.from.phase !== applied.to.phase) {
-    const phases = knownStopPhases(system, applied) ?? (await phasesOf(system, 'select phase from stop where job_id = ? and site_id = ?', jobId));
+    const phases = await stopPhasesAfter(system, applied, jobId);
     if (phases.every((phase) => TERMINAL.has(phase))) {
       const known = knownRow(system, jobId);
       const [jobPhase] = known ? [String(known.phase)] : await phasesOf(system, 'select phase from job where id = ? and site_id = ?', jobId);
@@ -43,6 +44,19 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
       }
     }
   }
+}
+
+/**
+ * The phases of the job's stops after `applied`. Rows that leave another stop open are not trusted: a driver
+ * completing that stop at the same moment read this one open as well (READ COMMITTED), and both would leave the job
+ * open for good. So the job row is locked and the phases read again in a statement of their own, whose snapshot is
+ * taken once the lock is held: of two such moves the second sees the first's stop. The lock travels with that read.
+ */
+async function stopPhasesAfter(scope: CommandScope, applied: Applied, jobId: string): Promise<string[]> {
+  const known = knownStopPhases(scope, applied);
+  if (known?.every((phase) => TERMINAL.has(phase))) return known;
+  await sendWithNext(scope.em, 'select 1 from job where id = ? and site_id = ? for update', [jobId, scope.siteId]);
+  return phasesOf(scope, 'select phase from stop where job_id = ? and site_id = ?', jobId);
 }
 
 const phasesOf = async (scope: CommandScope, sql: string, jobId: string): Promise<string[]> =>

@@ -1,6 +1,6 @@
 import { routeBeforeMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from '../commands/apply-transition.ts';
 import { knownRoute } from '../commands/move-reads.ts';
-import { deferWrite } from '../runtime/deferred-writes.ts';
+import { sendWithNext } from '../runtime/deferred-writes.ts';
 import type { JobRecord } from '../jobs/job-view.ts';
 import { removeJobFromRoute } from './route-membership.ts';
 import { findRoute, writeRouteChange } from './route-records.ts';
@@ -61,20 +61,29 @@ export async function afterRouteMove(scope: CommandScope, applied: Applied, move
   }
 }
 
-async function write(scope: CommandScope, sql: string, params: unknown[]): Promise<void> {
-  if (!deferWrite(scope.em, sql, params)) await scope.em.execute(sql, params);
-}
+const write = (scope: CommandScope, sql: string, params: unknown[]): Promise<void> => sendWithNext(scope.em, sql, params);
 
 async function completeWhenJobsDone(scope: CommandScope, applied: Applied, routeId: string, move: CascadeMove): Promise<void> {
   // The stop move's reads tell the route and its jobs' phases; otherwise they are read.
   const known = knownRoute(scope, applied, routeId);
   const route = known ? routeFromRow(known.route) : await findRoute(scope, routeId);
   if (!route || TERMINAL_PHASES.has(route.phase)) return;
-  const phases =
-    known?.phases ??
-    (await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId])).map((j) => j.phase);
+  const phases = await jobPhasesAfter(scope, routeId, known?.phases);
   if (phases.length === 0 || !phases.every((phase) => TERMINAL_PHASES.has(phase))) return;
   const anyDone = phases.includes('completed');
   if (anyDone && route.phase !== 'in_progress') await move(scope, 'route', routeId, { kind: 'phase', event: 'start' });
   await move(scope, 'route', routeId, { kind: 'phase', event: anyDone ? 'complete' : 'cancel' });
+}
+
+/**
+ * The phases of the route's jobs after this command's job move. Phases that leave another job open are not trusted:
+ * a driver finishing that job at the same moment read this one open as well (READ COMMITTED), and the route would
+ * stay open for good. So the route row is locked and the phases read again in a statement of their own, whose
+ * snapshot is taken once the lock is held: of two such moves the second sees the first's job.
+ */
+async function jobPhasesAfter(scope: CommandScope, routeId: string, known: string[] | undefined): Promise<string[]> {
+  if (known && known.length > 0 && known.every((phase) => TERMINAL_PHASES.has(phase))) return known;
+  await sendWithNext(scope.em, 'select 1 from route where id = ? and site_id = ? for update', [routeId, scope.siteId]);
+  const rows = await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId]);
+  return rows.map((row) => row.phase);
 }

@@ -27,3 +27,8 @@ export function deferStatements(em: EntityManager, ...statements: string[]): boo
 export function deferWrite(em: EntityManager, sql: string, params: readonly unknown[]): boolean {
   return prefixes.has(em) && deferStatements(em, formatSql(em, sql, params));
 }
+
+/** Sends a statement whose result nobody reads with the transaction's next one when it can ({@link deferWrite}), else at once. */
+export async function sendWithNext(em: EntityManager, sql: string, params: readonly unknown[]): Promise<void> {
+  if (!deferWrite(em, sql, params)) await em.execute(sql, [...params]);
+}

@@ -113,6 +113,35 @@ describe('a driver moving stops', () => {
     expect(await readRoute(route.id)).toMatchObject({ phase: 'completed', started_at: expect.any(String), completed_at: expect.any(String) });
   });
 
+  it('completes the job when its last two stops are completed at the same time', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const job = await driversJob();
+      for (const stop of job.stops) {
+        for (const state of ['en_route', 'arrived']) await driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
+      }
+      const moves = await Promise.all(job.stops.map((stop) => driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates.completed })));
+      expect(moves.map((move) => move.status)).toEqual([200, 200]);
+      expect(await readJob(job.id)).toMatchObject({ phase: 'completed', stops: [{ phase: 'completed' }, { phase: 'completed' }] });
+    }
+  });
+
+  it('completes the route when the last stops of its last two open jobs are completed at the same time', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const jobs = [await driversJob(), await driversJob()];
+      const route = await routeOf(jobs, true);
+      const lastStops = jobs.map((job) => job.stops.at(-1)!);
+      for (const job of jobs) {
+        for (const stop of job.stops) {
+          const states = stop === job.stops.at(-1) ? ['en_route', 'arrived'] : ['en_route', 'arrived', 'completed'];
+          for (const state of states) await driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
+        }
+      }
+      const moves = await Promise.all(lastStops.map((stop) => driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates.completed })));
+      expect(moves.map((move) => move.status)).toEqual([200, 200]);
+      expect(await readRoute(route.id)).toMatchObject({ phase: 'completed' });
+    }
+  });
+
   it("answers 404 for another site's stop, and changes nothing", async () => {
     const job = await driversJob();
     const stranger = await session('globex', globex.users.driver);
