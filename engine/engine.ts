@@ -1,4 +1,4 @@
-import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DeadlockException, OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from './clock.ts';
 import { auditAndOutboxStatement } from '../persistence/outbox.ts';
@@ -45,8 +45,13 @@ export type Engine = {
   stop(): void;
 };
 
-/** A raced attempt (a concurrent writer won): the transaction or savepoint rolled back, so running it again on fresh reads is safe. */
-const raced = (error: unknown) => error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException;
+/**
+ * A raced attempt (a concurrent writer won, or PostgreSQL chose this transaction as a deadlock's victim: a stop move
+ * locks its stop then its job, a job cancel its job then its stops): the transaction or savepoint rolled back, so
+ * running it again on fresh reads is safe.
+ */
+const raced = (error: unknown) =>
+  error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException || error instanceof DeadlockException;
 const conflict = () => DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
 
 export function createEngine(deps: EngineDeps): Engine {
