@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { createSiteFixture, sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -18,11 +18,6 @@ let globex: SiteFixture;
 let driver: ApiClient;
 let jobStates: Record<string, string>;
 let stopStates: Record<string, string>;
-
-async function session(subdomain: string, user: { email: string; password: string }): Promise<ApiClient> {
-  const { access_token } = await signIn(server.client(subdomain), user.email, user.password);
-  return server.client(subdomain).as({ accessToken: access_token });
-}
 
 /** A job of acme's driver, dispatched. */
 async function driversJob(): Promise<Job> {
@@ -61,7 +56,7 @@ beforeAll(async () => {
   globex = await createSiteFixture(server, 'globex');
   jobStates = await stateIds(acme.as.admin, 'job');
   stopStates = await stateIds(acme.as.admin, 'stop');
-  driver = await session('acme', acme.users.driver);
+  driver = await sessionClient(server, 'acme', acme.users.driver);
 });
 afterAll(() => server.close());
 
@@ -144,7 +139,7 @@ describe('a driver moving stops', () => {
 
   it("answers 404 for another site's stop, and changes nothing", async () => {
     const job = await driversJob();
-    const stranger = await session('globex', globex.users.driver);
+    const stranger = await sessionClient(server, 'globex', globex.users.driver);
     const foreign = await stranger.post<Failure>('/api/driver/stop/state', { stop_id: job.stops[0]!.id, workflow_state_id: stopStates.en_route });
     expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
     expect(await readJob(job.id)).toMatchObject({ phase: 'assigned', version: job.version + 1, stops: [{ phase: 'assigned' }, { phase: 'assigned' }] });

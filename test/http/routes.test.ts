@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addJobToRoute, openRouteFor, removeJobFromRoute, routeJobIds } from '../../engine/routes/route-membership.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { createSiteFixture, sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -40,10 +40,6 @@ let driver: ApiClient;
 let jobStates: Record<string, string>;
 let stopStates: Record<string, string>;
 
-async function session(subdomain: string, email: string, password: string): Promise<ApiClient> {
-  const { access_token } = await signIn(server.client(subdomain), email, password);
-  return server.client(subdomain).as({ accessToken: access_token });
-}
 
 async function plan(body: Record<string, unknown>, client = acme.as.dispatcher): Promise<Route> {
   const response = await client.post<One<Route>>('/api/route', { service_date: DAY, ...body });
@@ -81,7 +77,7 @@ beforeAll(async () => {
   globex = await createSiteFixture(server, 'globex');
   jobStates = await stateIds(acme.as.admin, 'job');
   stopStates = await stateIds(acme.as.admin, 'stop');
-  driver = await session('acme', acme.users.driver.email, acme.users.driver.password);
+  driver = await sessionClient(server, 'acme', acme.users.driver);
 });
 afterAll(() => server.close());
 
@@ -182,7 +178,7 @@ describe('routes', () => {
     expect((await getRoute(route.id)).state.key).toBe('dispatched');
 
     const created = await acme.as.admin.post<One<{ id: string }>>('/api/user', { email: 'route.driver2@acme.example', password: 'second-driver-pw', role: 'driver' });
-    const stranger = await session('acme', 'route.driver2@acme.example', 'second-driver-pw');
+    const stranger = await sessionClient(server, 'acme', { email: 'route.driver2@acme.example', password: 'second-driver-pw' });
     expect(created.status).toBe(201);
     expect((await stranger.post<Failure>('/api/driver/route/start', { route_id: route.id })).status).toBe(404);
     expect((await stranger.get<Failure>(`/api/route?id=${route.id}`)).status).toBe(404);

@@ -69,3 +69,9 @@ export async function signIn(client: ApiClient, email: string, password: string)
   }
   return response.body.data;
 }
+
+/** A client of the site `subdomain` signed in as the user: an access token, as driver and console apps hold one. */
+export async function sessionClient(server: TestServer, subdomain: string, user: { email: string; password: string }): Promise<ApiClient> {
+  const { access_token } = await signIn(server.client(subdomain), user.email, user.password);
+  return server.client(subdomain).as({ accessToken: access_token });
+}
