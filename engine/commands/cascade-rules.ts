@@ -49,13 +49,15 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
 /**
  * The phases of the job's stops after `applied`. Rows that leave another stop open are not trusted: a driver
  * completing that stop at the same moment read this one open as well (READ COMMITTED), and both would leave the job
- * open for good. So the job row is locked and the phases read again in a statement of their own, whose snapshot is
- * taken once the lock is held: of two such moves the second sees the first's stop. The lock travels with that read.
+ * open for good. So the moves of one job's stops take turns here (a transaction-level advisory lock on the job) and
+ * read the phases again in a statement of their own, whose snapshot is taken once the lock is held: of two such moves
+ * the second sees the first's stop. The lock travels with that read. Not the job row's lock: a move holds its stop
+ * and an office's cancel holds the job while it cancels the stops, so that order deadlocked on every concurrent pair.
  */
 async function stopPhasesAfter(scope: CommandScope, applied: Applied, jobId: string): Promise<string[]> {
   const known = knownStopPhases(scope, applied);
   if (known?.every((phase) => TERMINAL.has(phase))) return known;
-  await sendWithNext(scope.em, 'select 1 from job where id = ? and site_id = ? for update', [jobId, scope.siteId]);
+  await sendWithNext(scope.em, 'select pg_advisory_xact_lock(hashtext(?))', [`job-stops:${scope.siteId}:${jobId}`]);
   return phasesOf(scope, 'select phase from stop where job_id = ? and site_id = ?', jobId);
 }
 

@@ -137,6 +137,24 @@ describe('a driver moving stops', () => {
     }
   });
 
+  it('answers a stop move and the office cancelling its job at the same time, whichever wins (never a server error)', async () => {
+    // The move locks its stop, then its job (a sibling is still open); the cancel locks the job, then its stops. When
+    // PostgreSQL picks one of the two as a deadlock's victim, the engine runs it again instead of answering 500.
+    for (let round = 0; round < 8; round += 1) {
+      const job = await driversJob();
+      for (const state of ['en_route', 'arrived']) await driver.post('/api/driver/stop/state', { stop_id: job.stops[0]!.id, workflow_state_id: stopStates[state] });
+      const [move, cancel] = await Promise.all([
+        driver.post('/api/driver/stop/state', { stop_id: job.stops[0]!.id, workflow_state_id: stopStates.completed }),
+        acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.cancelled }),
+      ]);
+      expect(cancel.status, cancel.text).toBe(200);
+      expect([200, 409], move.text).toContain(move.status);
+      const after = await readJob(job.id);
+      expect(after.phase).toBe('cancelled');
+      expect(after.stops.map((stop) => stop.phase)).toEqual([move.status === 200 ? 'completed' : 'cancelled', 'cancelled']);
+    }
+  });
+
   it("answers 404 for another site's stop, and changes nothing", async () => {
     const job = await driversJob();
     const stranger = await sessionClient(server, 'globex', globex.users.driver);
