@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, sessionClient, type SiteFixture } from '../support/fixtures.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import type { TestServer } from '../support/test-server.ts';
+import { useTwoSites } from '../support/two-sites.ts';
 
 // POST /driver/stop/state decides the job's and the route's cascades from the rows it read in its first statement
 // and builds its answer without reading the job again: these tests hold it to what later reads show.
@@ -50,15 +51,14 @@ async function driveJob(job: Job): Promise<void> {
   }
 }
 
+const sites = useTwoSites();
+
 beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  globex = await createSiteFixture(server, 'globex');
+  ({ server, acme, globex } = sites);
   jobStates = await stateIds(acme.as.admin, 'job');
   stopStates = await stateIds(acme.as.admin, 'stop');
   driver = await sessionClient(server, 'acme', acme.users.driver);
 });
-afterAll(() => server.close());
 
 describe('a driver moving stops', () => {
   it('is answered with the job as a later read shows it, and the job completes with its last stop', async () => {
