@@ -7,7 +7,6 @@ import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
 import { inCommandTransaction, StalePlanError } from './runtime/command-transaction.ts';
-import { deferStatements } from './runtime/deferred-writes.ts';
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
 
@@ -114,11 +113,7 @@ export function createEngine(deps: EngineDeps): Engine {
         const committed: (() => void)[] = [];
         try {
           const result = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
-            const withNextStatement = (...statements: string[]) => {
-              // inCommandTransaction always gives its manager a queue (`allowDeferredWrites`): a plan is never dropped.
-              if (!deferStatements(em, ...statements)) throw new Error('a command transaction without a statement queue');
-            };
-            const planAhead = { withNextStatement, afterCommit: (callback: () => void) => committed.push(callback) };
+            const planAhead = { afterCommit: (callback: () => void) => committed.push(callback) };
             const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] }, planAhead };
             const value = await work(scope);
             // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).

@@ -12,8 +12,9 @@ import { LocationBatch, LocationFix } from './events.ts';
  * regular expressions per fix). Anything else, valid or not, goes to the TypeBox validator of `LocationFix` /
  * `LocationBatch`, so what is refused and the error bodies are exactly REST's.
  *
- * The fast check only ever says "valid" when TypeBox would (test/realtime/fix-validation.test.ts checks it on random
- * inputs); when it says no, TypeBox decides.
+ * For payloads parsed from JSON (as socket.io's are: every own field enumerable), the fast check only ever says
+ * "valid" when TypeBox would (test/realtime/fix-validation.test.ts checks it on random inputs); when it says no,
+ * TypeBox decides. An object built in code with a non-enumerable extra field would pass it and fail TypeBox.
  */
 
 /** @throws ApiError 400 VALIDATION_FAILED naming the fields, as REST does */

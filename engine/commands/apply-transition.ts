@@ -48,11 +48,10 @@ export type CommandScope = {
 
 /**
  * For writes planned from memory rather than from reads (a dispatch that knows the driver's route): the statement
- * goes out with the command's next one instead of in a round trip of its own (it checks in the database that its
- * plan still holds, else the command fails and runs again), and the memory learns what was written only once it
- * committed.
+ * goes out with the command's next one (`deferStatements`; it checks in the database that its plan still holds,
+ * else the command fails and runs again), and the memory learns what was written only once it committed.
  */
-export type PlanAhead = { withNextStatement(...statements: string[]): void; afterCommit(callback: () => void): void };
+export type PlanAhead = { afterCommit(callback: () => void): void };
 
 export type Applied = {
   kind: EntityKind;

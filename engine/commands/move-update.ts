@@ -22,19 +22,19 @@ export function moveUpdate(
   const from = currentState(planned.workflow, planned.snapshot).phase;
   const jobReturned = kind === 'job' && to.phase === 'unassigned' && from !== 'unassigned';
   const { now } = planned;
-  const persisted = persistSnapshot(planned.next);
+  const snapshot = JSON.stringify(persistSnapshot(planned.next));
   // updated_at as the ORM's onUpdate sets it: the wall clock, not the injected one.
   const updatedAt = new Date();
   const changes: EntityRow = {
     workflow_state_id: to.id,
     phase: to.phase,
     // As jsonb comes back from the database: plain JSON, no undefined members.
-    snapshot: JSON.parse(JSON.stringify(persisted)) as unknown,
+    snapshot: JSON.parse(snapshot) as unknown,
     version: target.version + 1,
     updated_at: updatedAt,
   };
   const sets = ['workflow_state_id = ?', 'phase = ?', 'snapshot = ?', 'version = version + 1', 'updated_at = ?'];
-  const params: unknown[] = [to.id, to.phase, JSON.stringify(persisted), updatedAt];
+  const params: unknown[] = [to.id, to.phase, snapshot, updatedAt];
   const set = (column: string, value: unknown) => {
     sets.push(`${column} = ?`);
     params.push(value);

@@ -3,6 +3,7 @@ import type { CommandScope } from '../commands/apply-transition.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
 import type { RouteRecord } from '../routes/route-view.ts';
 import { formatSql } from '../runtime/direct-execute.ts';
+import { deferStatements } from '../runtime/deferred-writes.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { DISPATCH_VALUE_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import { planDispatchMove } from './dispatch-moves.ts';
@@ -20,7 +21,7 @@ type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
  * A planned dispatch (`planJobDispatch`) to the driver's open route of the day as this process remembers it
  * (`takeDriverDayRoute`: join it, or create one when none is known), in no round trip of its own: the driver-day
  * lock and the write statement (`PLANNED_DRIVER_DAY_STATEMENT`, the same writes as `dispatchToDriverDay`'s) go out
- * with the command's next statement (`planAhead`), and the rows, audit records and events are worked out here from
+ * with the command's next statement (`deferStatements`), and the rows, audit records and events are worked out here from
  * the rows the decision read, as that statement will write them. The statement checks that the plan held (the
  * route, its version, the job and stops written), else the transaction fails and the command runs again on reads.
  * @returns what will have been written, or null when it cannot be planned from memory (no `planAhead`, no rows read
@@ -48,7 +49,9 @@ export async function dispatchPlanned(
   const record = dispatchColumnValues(scope, input.recordFor(routeId), DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: joined ? null : workflow.id, initial, routeMove, record, now });
   const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [`route:${siteId}:${day.driverUserId}:${day.serviceDate}`]);
-  planAhead.withNextStatement(...(await preparedStatements(em, PLANNED_DRIVER_DAY_STATEMENT, [...args, routeId, joined ? joined.version : null], lock)));
+  const statements = await preparedStatements(em, PLANNED_DRIVER_DAY_STATEMENT, [...args, routeId, joined ? joined.version : null], lock);
+  // A command's own transaction (the one with `planAhead`) always has a statement queue: a plan is never dropped.
+  if (!deferStatements(em, ...statements)) throw new Error('a planned dispatch outside a command transaction');
 
   const state = routeMove ?? (initial ? { stateId: initial.id, phase: initial.phase, snapshot: JSON.stringify({ value: initial.key }) } : null);
   const route: RouteRecord = joined
