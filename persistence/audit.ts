@@ -76,9 +76,29 @@ export function diff(
     if (key === 'updated_at') continue;
     const from = before?.[key] ?? null;
     const to = after?.[key] ?? null;
-    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from, to };
+    if (!sameJson(from, to)) changes[key] = { from, to };
   }
   return changes;
+}
+
+/**
+ * Whether two values have the same JSON text, comparing texts only when it cannot be told otherwise: most fields of
+ * an entity's before and after are the same value, or the same instant, and a created record's are all new (null
+ * before). Every audit record compared each field as two JSON texts, a record's whole decision or snapshot included.
+ */
+function sameJson(from: unknown, to: unknown): boolean {
+  if (from === to) return true;
+  if (from instanceof Date && to instanceof Date) return from.getTime() === to.getTime() || JSON.stringify(from) === JSON.stringify(to);
+  if (from === null) return !neverJsonNull(to) && JSON.stringify(to) === 'null';
+  if (to === null) return !neverJsonNull(from) && JSON.stringify(from) === 'null';
+  return JSON.stringify(from) === JSON.stringify(to);
+}
+
+/** A value whose JSON text is certainly not `null`: a string, a boolean, a finite number, an array, an object without `toJSON`. */
+function neverJsonNull(value: unknown): boolean {
+  if (typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  return typeof value === 'object' && value !== null && (Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON !== 'function');
 }
 
 function maskSecrets(data: Record<string, unknown>): Record<string, unknown> {

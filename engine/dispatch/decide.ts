@@ -65,14 +65,21 @@ async function withBusyWindows(em: EntityManager, siteId: string, drivers: Drive
 
 async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions, input: DecisionInput, cursor: string | null, cursorKey: string): Promise<Omit<Decision, 'timezone'>> {
   const { strategy, now } = input;
-  const eligible: DriverFacts[] = [];
+  // `drivers` itself until the first exclusion: with every driver eligible (the usual team) no array is grown
+  // driver by driver (three times the fleet's size in pointers, per decision).
+  let eligible = drivers;
   const exclusions: Exclusion[] = [];
-  for (const driver of drivers) {
+  for (let i = 0; i < drivers.length; i++) {
+    const driver = drivers[i]!;
     const reason = exclusionReason(driver, options);
-    if (!reason) eligible.push(driver);
+    if (!reason) {
+      if (eligible !== drivers) eligible.push(driver);
+      continue;
+    }
+    if (eligible === drivers) eligible = drivers.slice(0, i);
     // Only the first ones are shown (the count is `considered - eligible`): a large fleet mostly off schedule made
     // one object per excluded driver per decision, for nothing.
-    else if (exclusions.length < DECISION_LIST_LIMIT) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
+    if (exclusions.length < DECISION_LIST_LIMIT) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
   }
   // Round-robin does not rank by distance: no need to measure.
   const measured = shortlist(strategy, eligible, input.job.pickup).map((i) => eligible[i]!);

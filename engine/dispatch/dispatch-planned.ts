@@ -13,6 +13,7 @@ import { recordDispatchWrite } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { rememberDriverDayRoute, takeDriverDayRoute } from './driver-day-routes.ts';
 import { driverDayArgs, PLANNED_DRIVER_DAY_STATEMENT } from './driver-day-statement.ts';
+import { asJsonb } from './jsonb-order.ts';
 import { preparedStatements } from './prepared-statement.ts';
 
 type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
@@ -46,7 +47,8 @@ export async function dispatchPlanned(
   if (!joined && !initial) return null;
   const routeMove = initial ? (planDispatchMove(workflow, 'route', initial.key, 'system') ?? null) : null;
   const routeId = joined ? joined.id : newId('route');
-  const record = dispatchColumnValues(scope, input.recordFor(routeId), DISPATCH_VALUE_COLUMNS);
+  const fields = input.recordFor(routeId);
+  const record = dispatchColumnValues(scope, fields, DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: joined ? null : workflow.id, initial, routeMove, record, now });
   const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [`route:${siteId}:${day.driverUserId}:${day.serviceDate}`]);
   const statements = await preparedStatements(em, PLANNED_DRIVER_DAY_STATEMENT, [...args, routeId, joined ? joined.version : null], lock);
@@ -70,19 +72,11 @@ export async function dispatchPlanned(
   const place: RoutePlace = joined ? { route: joined, created: false } : { day, workflowId: workflow.id, routeId };
   recordDispatchWrite(scope, plan, place, { workflow, initial, routeMove, routeRow: null, route, jobRow, stopRows });
   rememberDriverDayRoute(scope, day, route);
-  const inserted = { id: record.id, site_id: siteId, ...dispatchValues(record.values), route_id: routeId, is_active: true, version: 1, created_at: now, updated_at: now };
+  const inserted = { id: record.id, site_id: siteId, ...dispatchValues(record.values, fields), route_id: routeId, is_active: true, version: 1, created_at: now, updated_at: now };
   return { jobRow, route, inserted };
 }
 
-/** A dispatch record's inserted values (`dispatchColumnValues`) as its row reads back: JSON columns as `jsonb` gives them. */
-function dispatchValues(values: unknown[]): Record<string, unknown> {
-  return Object.fromEntries(DISPATCH_VALUE_COLUMNS.map((column, i) => [column, column === 'decision' || column === 'plan' ? asJsonb(JSON.parse(values[i] as string)) : values[i]]));
-}
-
-/** A JSON value with its objects' keys in `jsonb`'s order (shorter keys first, then by their bytes), as a row read back shows it. */
-function asJsonb(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(asJsonb);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value).sort((a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return Object.fromEntries(keys.map((key) => [key, asJsonb((value as Record<string, unknown>)[key])]));
+/** A dispatch record's inserted values (`dispatchColumnValues`) as its row reads back: JSON columns as `jsonb` gives them (from `fields`, the values they were written from). */
+function dispatchValues(values: unknown[], fields: NewDispatch): Record<string, unknown> {
+  return Object.fromEntries(DISPATCH_VALUE_COLUMNS.map((column, i) => [column, column === 'decision' || column === 'plan' ? asJsonb(fields[column] ?? null) : values[i]]));
 }

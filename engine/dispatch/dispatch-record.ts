@@ -176,16 +176,16 @@ function record(scope: CommandScope, action: string, before: DispatchRow | null,
   const { siteId, actor } = scope;
   // The decision can be long: the audit keeps the record's own fields, the decision stays on the dispatch.
   const brief = (row: DispatchRow) => ({ ...toDispatchData(row), decision: row.decision ? { strategy: row.decision.strategy, winner: row.decision.winner } : null });
-  scope.pending.audits.push(
-    auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: brief(after) }),
-  );
+  // One view of the record for the audit and the event (the audit keeps copies of its own: `auditRecordValues`).
+  const data = brief(after);
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: data }));
   scope.pending.events.push({
     siteId,
     event: before ? 'dispatch:updated' : 'dispatch:created',
     entityType: 'dispatch',
     entityId: after.id,
     entityVersion: after.version,
-    data: brief(after),
+    data,
     timestamp: scope.clock.now(),
   });
 }

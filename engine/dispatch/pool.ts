@@ -11,6 +11,9 @@ import { applyCascades } from '../commands/cascade-rules.ts';
 import { insertDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 
+/** The driver (the statement's parameter) is a worker of the team of the offer `record` (the dispatch table's name or alias). */
+const teamMember = (record: string) => `exists (select 1 from worker w where w.site_id = ${record}.site_id and w.user_id = ? and w.team_ids @> jsonb_build_array(${record}.team_id))`;
+
 /** What the pool holds and who may claim it: a team's drivers, or every driver of the site (no team). */
 export type PoolOffer = { dispatch_id: string; job: JobData; posted_at: string; team_id: string | null };
 
@@ -36,7 +39,7 @@ export async function listPool(em: EntityManager, siteId: string, actor: JobActo
   const rows = await em.execute<DispatchRow[]>(
     `select d.* from dispatch d
      where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
-       and (d.team_id is null or exists (select 1 from worker w where w.site_id = d.site_id and w.user_id = ? and w.team_ids @> jsonb_build_array(d.team_id)))
+       and (d.team_id is null or ${teamMember('d')})
      order by d.posted_at, d.id limit ?`,
     [siteId, now, actor.userId, limit],
   );
@@ -61,19 +64,30 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
   const driverId = scope.actor.userId;
   if (!driverId) throw new DomainError(403, 'DRIVER_REQUIRED', 'Only a driver can claim a pool job');
   const now = scope.clock.now();
-  const [offer] = await scope.em.execute<DispatchRow[]>(
-    `select d.* from dispatch d where d.id = ? and d.site_id = ? and d.method = 'opt-in' and d.posted_at <= ?
-       and (d.team_id is null or exists (select 1 from worker w where w.site_id = d.site_id and w.user_id = ? and w.team_ids @> jsonb_build_array(d.team_id)))`,
-    [dispatchId, scope.siteId, now, driverId],
+  // The claim first, under the offer's own conditions (posted, open to this driver): a won claim costs one statement.
+  // Only a refused one reads the offer, to tell an offer this driver cannot see (404) from one already taken (409).
+  const claimed = await updateDispatch(
+    scope,
+    dispatchId,
+    { assigned_to_driver_id: driverId },
+    `method = 'opt-in' and posted_at <= ? and (team_id is null or ${teamMember('dispatch')})
+     and status = 'pending' and is_active and assigned_to_driver_id is null`,
+    [now, driverId],
+    'claim',
   );
-  if (!offer) throw new DomainError(404, 'NOT_FOUND', `Pool job ${dispatchId} not found`, 'dispatch_id');
-  const claimed = await updateDispatch(scope, dispatchId, { assigned_to_driver_id: driverId }, "status = 'pending' and is_active and assigned_to_driver_id is null", [], 'claim');
-  if (!claimed) throw alreadyClaimed(dispatchId);
+  if (!claimed) {
+    const [offer] = await scope.em.execute(
+      `select 1 from dispatch d where d.id = ? and d.site_id = ? and d.method = 'opt-in' and d.posted_at <= ? and (d.team_id is null or ${teamMember('d')})`,
+      [dispatchId, scope.siteId, now, driverId],
+    );
+    if (!offer) throw new DomainError(404, 'NOT_FOUND', `Pool job ${dispatchId} not found`, 'dispatch_id');
+    throw alreadyClaimed(dispatchId);
+  }
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   return assignJob(system, {
-    jobId: offer.job_id!,
+    jobId: claimed.job_id!,
     driverId,
-    teamId: offer.team_id,
+    teamId: claimed.team_id,
     method: 'opt-in',
     requireConfirmation: false,
     dispatchId,
