@@ -29,6 +29,9 @@
  *   limiter still runs on every event).
  *
  * - BENCH_CPU_PROFILE=<prefix> writes V8 CPU profiles of each measured phase (`<prefix>-full-1000.cpuprofile`, ...);
+ *   BENCH_HEAP_SNAPSHOTS=<prefix> writes two heap snapshots 8 s apart into each 1 Hz phase (`<prefix>-full-5000-a`,
+ *   `-b`; see bench/support/heap-snapshots.ts; give it BENCH_REALTIME_SECONDS=20 or more, and read no figure of that
+ *   run: each snapshot stops the server for seconds);
  *   BENCH_REALTIME_SECONDS shortens the 1 Hz phase (the capacity loop runs half as long).
  *
  * Run: `npm run bench:realtime` = `node --expose-gc --max-semi-space-size=64 --import tsx bench/realtime.ts` (about 3 minutes). Progress on
@@ -50,6 +53,7 @@ import { machineLine } from './support/environment.ts';
 import { formatGrid, whole } from './support/grid.ts';
 import type { ClientReply, ClientRequest, StreamReply } from './support/realtime-clients.ts';
 import { profiled } from './support/cpu-profile.ts';
+import { snapshotPair } from './support/heap-snapshots.ts';
 import { watchLoop, type LoopFigures } from './support/loop-monitor.ts';
 import { postgresCpu } from './support/postgres-cpu.ts';
 import { writeResults } from './support/report.ts';
@@ -171,7 +175,9 @@ async function measureTarget(target: Target, tokens: string[], clients: Clients)
     progress(`${target.name}: ${drivers} drivers, ${WARMUP_SECONDS} s warm-up (discarded): p50 ${fixed(warm.stream!.latencyMs.p50, 2)} ms, p99 ${fixed(warm.stream!.latencyMs.p99, 2)} ms`);
     progress(`${target.name}: ${drivers} drivers at 1 Hz for ${SECONDS} s`);
     const label = `${target.profileAs}-${drivers}`;
+    const snapshots = process.env.BENCH_HEAP_SNAPSHOTS ? snapshotPair(`${process.env.BENCH_HEAP_SNAPSHOTS}-${label}`, 2000, 8000, progress) : null;
     const { result, cpuMicros, dbMicros, seconds, loop } = await cpuOver(target.database, () => profiled(label, () => clients.ask({ type: 'stream', seconds: SECONDS, hz: 1 }), progress));
+    await snapshots;
     const stream = result.stream!;
     rows.push({
       target: target.name,
