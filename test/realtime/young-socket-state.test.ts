@@ -10,23 +10,26 @@ import { keepMessageStateYoung, WS_FIELDS } from '../../realtime/young-socket-st
  * touches (it would then install nothing, silently), when it stops keeping a message's objects out of the arrays
  * made at the message before, or when it changes what a socket receives or answers.
  */
-type Internals = { writeBuffer: unknown[]; transport: { socket: Record<string, Record<string, unknown[]>> } };
+type Internals = { writeBuffer: unknown[]; transport: { socket: Record<string, Record<string, unknown[] | undefined>> } };
 
 let server: Server;
 let port: number;
 /** Per connection: whether the shim installed, and the arrays as each `echo` found them. */
-const seen = new Map<string, { installed: boolean; fragments: unknown[][]; writeBuffers: unknown[][] }>();
+const seen = new Map<string, { installed: boolean; fragments: unknown[][]; writeBuffers: unknown[][]; masks: unknown[] }>();
 
 beforeAll(async () => {
   const http = createServer();
   server = new Server(http, { serveClient: false, maxHttpBufferSize: 1024 * 1024 });
   server.on('connection', (socket: ServerSocket) => {
-    const record = { installed: keepMessageStateYoung(socket), fragments: [] as unknown[][], writeBuffers: [] as unknown[][] };
+    const record = { installed: keepMessageStateYoung(socket), fragments: [] as unknown[][], writeBuffers: [] as unknown[][], masks: [] as unknown[] };
     seen.set(socket.id, record);
     socket.on('echo', (payload: unknown, ack: (reply: unknown) => void) => {
       const conn = socket.conn as unknown as Internals;
       // The array `ws` made when it handed this message on, which the next message's payload would be pushed into.
-      record.fragments.push(conn.transport.socket[WS_FIELDS.receiver]![WS_FIELDS.fragments]!);
+      const receiver = conn.transport.socket[WS_FIELDS.receiver]!;
+      record.fragments.push(receiver[WS_FIELDS.fragments]!);
+      // The last frame's mask, a view of the read buffer the message came in.
+      record.masks.push(receiver[WS_FIELDS.mask]);
       ack(payload);
       // The array engine.io made when it flushed this acknowledgement, which the next one would be pushed into.
       record.writeBuffers.push(conn.writeBuffer);
@@ -59,6 +62,8 @@ describe('keepMessageStateYoung', () => {
       // the `writeBuffer` left by flush k: those arrays would hold one item each.
       expect(record.fragments.slice(0, -1).map((array) => array.length)).toEqual([0, 0, 0, 0]);
       expect(record.writeBuffers.slice(0, -1).map((array) => array.length)).toEqual([0, 0, 0, 0]);
+      // Dropped once the message was read, so the read buffer does not stay until the next message.
+      expect(record.masks).toEqual([undefined, undefined, undefined, undefined, undefined]);
     } finally {
       socket.close();
     }
