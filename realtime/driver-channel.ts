@@ -9,6 +9,7 @@ import { createLocationQuota } from './location-quota.ts';
 import type { Presence } from './presence.ts';
 import type { SocketCredentials } from './socket-credentials.ts';
 import { driverRoom } from './rooms.ts';
+import { keepMessageStateYoung } from './young-socket-state.ts';
 
 export type DriverNamespace = Namespace<DriverClientEvents, DriverServerEvents, Record<string, never>, SocketData>;
 type DriverSocket = Socket<DriverClientEvents, DriverServerEvents, Record<string, never>, SocketData>;
@@ -27,6 +28,8 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
     const quotaKey = `${siteId}:${userId}`;
     void socket.join(driverRoom(siteId, userId));
     credentials.watch(socket);
+    // A driver app sends a fix a second: see young-socket-state.ts for what that does to the scavenger.
+    keepMessageStateYoung(socket);
     presence.connected(siteId, userId);
     socket.on('disconnect', () => presence.disconnected(siteId, userId));
 

@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { watchLoop, type LoopFigures } from './loop-monitor.ts';
 import { percentiles, type Percentiles } from './open-loop.ts';
@@ -18,7 +18,12 @@ export type ClientRequest =
  * here delays the reading of acks and so inflates the measured latency of both targets alike (the echo's p99 beside
  * it is the control), and its CPU competes with the server's on a small machine.
  */
-export type StreamReply = { sent: number; acked: number; refused: number; lost: number; seconds: number; latencyMs: Percentiles; clientLoop: LoopFigures; clientCpuPercent: number };
+export type StreamReply = {
+  sent: number; acked: number; refused: number; lost: number; seconds: number; latencyMs: Percentiles;
+  /** The same latencies less the time this process spent in its own GC pauses while each fix waited for its ack. */
+  latencyLessClientGcMs: Percentiles;
+  clientLoop: LoopFigures; clientCpuPercent: number;
+};
 export type ClientReply = { ok: true; connected?: number; ms?: number; stream?: StreamReply } | { ok: false; error: string };
 
 const send = process.send?.bind(process);
@@ -53,10 +58,10 @@ function fixFor(index: number): { lat: number; lng: number; speed: number; recor
 /** How long an unanswered fix is waited for at the end of a phase before it counts as lost. */
 const ACK_TIMEOUT_MS = 10_000;
 
-type Tally = { sent: number; acked: number; refused: number; lost: number; latencies: number[]; open: boolean; answered(): void };
+type Tally = { sent: number; acked: number; refused: number; lost: number; latencies: number[]; answeredAt: number[]; open: boolean; answered(): void };
 
 function newTally(): Tally {
-  return { sent: 0, acked: 0, refused: 0, lost: 0, latencies: [], open: true, answered: () => {} };
+  return { sent: 0, acked: 0, refused: 0, lost: 0, latencies: [], answeredAt: [], open: true, answered: () => {} };
 }
 
 /**
@@ -68,7 +73,9 @@ function emitOne(index: number, tally: Tally, then?: () => void): void {
   tally.sent += 1;
   sockets[index]!.emit('location', fixFor(index), (reply: { data?: unknown }) => {
     if (!tally.open) return;
-    tally.latencies.push(performance.now() - started);
+    const now = performance.now();
+    tally.latencies.push(now - started);
+    tally.answeredAt.push(now);
     if (reply.data) tally.acked += 1;
     else tally.refused += 1;
     tally.answered();
@@ -101,6 +108,7 @@ async function settle(tally: Tally): Promise<void> {
 async function stream(seconds: number, hz: number): Promise<StreamReply> {
   const tally = newTally();
   const watch = watchClient();
+  const pauses = watchPauses();
   const started = performance.now();
   const rate = sockets.length * hz;
   const total = Math.floor(seconds * rate);
@@ -115,13 +123,14 @@ async function stream(seconds: number, hz: number): Promise<StreamReply> {
     }, 1);
   });
   await settle(tally);
-  return { ...summary(tally), seconds: (performance.now() - started) / 1000, ...watch.stop() };
+  return { ...summary(tally, pauses.stop()), seconds: (performance.now() - started) / 1000, ...watch.stop() };
 }
 
 /** Closed loop: every socket keeps one fix in flight for `seconds` (the server's capacity). */
 async function saturate(seconds: number): Promise<StreamReply> {
   const tally = newTally();
   const watch = watchClient();
+  const pauses = watchPauses();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const next = (index: number) => (): void => {
@@ -130,7 +139,37 @@ async function saturate(seconds: number): Promise<StreamReply> {
   sockets.forEach((_, index) => next(index)());
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   await settle(tally);
-  return { ...summary(tally), seconds: (performance.now() - started) / 1000, ...watch.stop() };
+  return { ...summary(tally, pauses.stop()), seconds: (performance.now() - started) / 1000, ...watch.stop() };
+}
+
+/** This process's own GC pauses over a phase, as [start, end] in `performance.now()` time, in order. */
+function watchPauses(): { stop(): number[][] } {
+  const pauses: number[][] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) pauses.push([entry.startTime, entry.startTime + entry.duration]);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    stop() {
+      observer.disconnect();
+      return pauses.sort((a, b) => a[0]! - b[0]!);
+    },
+  };
+}
+
+/**
+ * Each latency less the part of its wait this process spent paused in its own GC (an ack that arrived meanwhile was
+ * read only after it): what the server and the network took, as far as the clients can tell. Pauses are few (tens
+ * per phase), so each fix is checked against all of them.
+ */
+function lessClientPauses(tally: Tally, pauses: number[][]): number[] {
+  return tally.latencies.map((latency, i) => {
+    const end = tally.answeredAt[i]!;
+    const start = end - latency;
+    let paused = 0;
+    for (const [from, to] of pauses) if (to! > start && from! < end) paused += Math.min(end, to!) - Math.max(start, from!);
+    return latency - paused;
+  });
 }
 
 /** This process's loop delay, GC pauses and CPU over a phase: what the clients themselves add to the latency. */
@@ -146,7 +185,10 @@ function watchClient(): { stop(): { clientLoop: LoopFigures; clientCpuPercent: n
   };
 }
 
-const summary = (tally: Tally) => ({ sent: tally.sent, acked: tally.acked, refused: tally.refused, lost: tally.lost, latencyMs: percentiles(tally.latencies) });
+const summary = (tally: Tally, pauses: number[][]) => ({
+  sent: tally.sent, acked: tally.acked, refused: tally.refused, lost: tally.lost,
+  latencyMs: percentiles(tally.latencies), latencyLessClientGcMs: percentiles(lessClientPauses(tally, pauses)),
+});
 
 const reply = (value: ClientReply): void => void send(value);
 const fail = (error: unknown): void => reply({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
