@@ -34,6 +34,7 @@ export async function jobCreated(run: RunContext, job: JobState): Promise<void> 
     job.id = created.id;
     job.stopIds = [created.stops[0]!.id, created.stops[1]!.id];
     run.byJobId.set(created.id, job);
+    await run.afterJobCreated?.();
   });
   if (queueAhead(run, job)) {
     job.lastFailure = 'waiting behind earlier jobs for a free driver';

@@ -11,6 +11,7 @@ import { issueSession } from '../engine/auth/session.service.ts';
 import { UserProfileSchema } from '../persistence/entities/user-profile.entity.ts';
 import { UserSchema } from '../persistence/entities/user.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { analyzeAsJobsDouble } from './planner-upkeep.ts';
 import type { Timeline } from './run-context.ts';
 import type { SimDatabases } from './sim-database.ts';
 import { SessionCredential, SiteApi } from './site-api.ts';
@@ -18,7 +19,15 @@ import type { SignInDriver } from './setup-fleet.ts';
 import { inMemoryTransport } from './transport.ts';
 import { VirtualClock } from './virtual-clock.ts';
 
-export type InProcessSite = { api: SiteApi; timeline: Timeline; services: Services; signIn: SignInDriver; close(): Promise<void> };
+export type InProcessSite = {
+  api: SiteApi;
+  timeline: Timeline;
+  services: Services;
+  signIn: SignInDriver;
+  /** The database's upkeep as the day's jobs are created (sim/planner-upkeep.ts). */
+  afterJobCreated: () => Promise<void>;
+  close(): Promise<void>;
+};
 
 const SYSTEM = { userId: null, applicationId: null, requestId: 'simulator' };
 const SUBDOMAIN = 'sim';
@@ -81,6 +90,7 @@ export async function startInProcessSite(databases: SimDatabases, dayStart: Date
     timeline,
     services,
     signIn,
+    afterJobCreated: analyzeAsJobsDouble((sql) => orm.em.fork().execute(sql)),
     async close() {
       await services.close();
       await database.drop();

@@ -29,6 +29,8 @@ export type RunContext = {
   strategy: StrategyAdapter;
   timeline: Timeline;
   recorder: Recorder | null;
+  /** Called after each job the office created, in its chain (in process: the database's upkeep, sim/planner-upkeep.ts). */
+  afterJobCreated?: (() => Promise<void>) | null;
   queue: EventQueue<SimEvent>;
   drivers: DriverState[];
   jobs: JobState[];

@@ -16,6 +16,8 @@ export type RunInput = {
   strategy: StrategyAdapter;
   timeline: Timeline;
   recorder?: Recorder | null;
+  /** Called after each job creation, in the office's chain (in process: sim/planner-upkeep.ts). */
+  afterJobCreated?: (() => Promise<void>) | null;
   /** Called now and then with the share of the day done (0..1). */
   onProgress?: (done: number) => void;
 };
@@ -33,7 +35,7 @@ const DRAIN_LIMIT_S = 86_400;
 export async function runStrategy(input: RunInput): Promise<StrategyResult> {
   const drivers = input.plan.drivers.map((plan, i) => newDriverState(plan, input.fleet.members[i]!));
   const jobs = input.plan.jobs.map(newJobState);
-  const run = createRunContext({ plan: input.plan, api: input.api, fleet: input.fleet, strategy: input.strategy, timeline: input.timeline, recorder: input.recorder ?? null, drivers, jobs });
+  const run = createRunContext({ plan: input.plan, api: input.api, fleet: input.fleet, strategy: input.strategy, timeline: input.timeline, recorder: input.recorder ?? null, afterJobCreated: input.afterJobCreated ?? null, drivers, jobs });
   for (const driver of drivers) {
     run.schedule(driver.plan.shiftStart, { type: 'shift_start', driver });
     run.schedule(driver.plan.shiftEnd, { type: 'shift_end', driver });

@@ -49,6 +49,7 @@ export async function simulateInProcess(plan: Plan, strategies: StrategyName[], 
           strategy: strategyAdapter(name),
           timeline: site.timeline,
           recorder,
+          afterJobCreated: site.afterJobCreated,
           onProgress: (done) => options.onProgress?.(name, done),
         });
         results.push([name, result]);
