@@ -21,7 +21,9 @@ const dispatchValues = DISPATCH_VALUE_COLUMNS.map((column) => `$d_${column}::${D
  * `offset 0` keeps a generic plan from walking the site's routes in creation order for the first match). A route is created (`created`) only when there is none and the
  * expected workflow is still the site's current one; one past its own `dispatch` move is joined (`joined`); either
  * way it is `chosen`, and everything else is written only when a route was chosen. Stops are one JSON parameter
- * (`[{id, version, state_id, phase, snapshot}]`), so the text is the same for any number of them.
+ * (`[{id, version, state_id, phase, snapshot}]`), so the text is the same for any number of them. Their update names the
+ * job too: a generic plan guesses 100 rows for `jsonb_to_recordset` and, joined by id alone, hashed every stop of the
+ * table (a scan per dispatch that grew all day); by the job it reads the job's stops through `stop_job_idx`.
  */
 const WRITES = `with target as (
     select * from route where id = (
@@ -46,7 +48,7 @@ const WRITES = `with target as (
   moved_stops as (
     update stop set workflow_state_id = v.state_id, phase = v.phase, snapshot = v.snapshot, version = stop.version + 1, updated_at = $now::timestamptz
     from jsonb_to_recordset($stops::jsonb) as v(id text, version int, state_id text, phase text, snapshot jsonb)
-    where stop.id = v.id and stop.site_id = $site::text and stop.version = v.version and exists (select 1 from chosen) returning stop.*),
+    where stop.id = v.id and stop.job_id = $job::text and stop.site_id = $site::text and stop.version = v.version and exists (select 1 from chosen) returning stop.*),
   also as (
     insert into dispatch (id, site_id, ${DISPATCH_VALUE_COLUMNS.join(', ')}, route_id, created_at, updated_at)
     select $dispatch_id::text, $site::text, ${dispatchValues}, c.id, $now::timestamptz, $now::timestamptz from chosen c returning *),
@@ -63,7 +65,7 @@ const SQL = `${WRITES}
 /** `$name::` as `$n::`, n from the name's place in `parameters` (every use is `$name::type`, so a name is never read as the start of a longer one). */
 const numbered = (parameters: readonly string[], sql: string) => parameters.reduce((text, name, i) => text.replaceAll(`$${name}::`, `$${i + 1}::`), sql);
 
-export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v1', sql: numbered(PARAMETERS, SQL) };
+export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v2', sql: numbered(PARAMETERS, SQL) };
 
 /**
  * The same writes planned from memory (engine/dispatch/dispatch-planned.ts), sent with the command's next statement
@@ -72,7 +74,7 @@ export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day
  * and the job and every planned stop were written. Arguments: {@link driverDayArgs}, then those two.
  */
 export const PLANNED_DRIVER_DAY_STATEMENT: NamedStatement = {
-  name: 'dispatch_driver_day_planned_v1',
+  name: 'dispatch_driver_day_planned_v2',
   sql: numbered(
     [...PARAMETERS, 'planned_route', 'planned_version'],
     `${WRITES}

@@ -32,8 +32,16 @@ export type SiteHead = {
   routeWorkflowId: string | null;
 };
 
-/** Changed since the snapshot `$1` (a `pg_snapshot` as text). */
-const changedSince = (alias: string) => `${alias}.change_xid >= pg_snapshot_xmin($1::pg_snapshot) and not pg_visible_in_snapshot(${alias}.change_xid, $1::pg_snapshot)`;
+/**
+ * Changed since the snapshot `$1` (a `pg_snapshot` as text). The upper bound is true of every row the statement can
+ * see (committed before its snapshot, or written by its own transaction) and is there for the planner: the statements
+ * run prepared, and a generic plan guesses that `change_xid >= <parameter>` keeps a third of a site's rows (a scan of
+ * every job of the site per dispatch, growing all day), but that a range with both ends keeps 0.5% (the index).
+ */
+const changedSince = (alias: string) =>
+  `${alias}.change_xid >= pg_snapshot_xmin($1::pg_snapshot)
+    and ${alias}.change_xid <= greatest(pg_current_xact_id_if_assigned(), pg_snapshot_xmax(pg_current_snapshot()))
+    and not pg_visible_in_snapshot(${alias}.change_xid, $1::pg_snapshot)`;
 
 /**
  * The drivers changed since the snapshot `$1`: actors stamped with a newer `change_xid`, and drivers named by a newer
@@ -64,8 +72,8 @@ function headSql(changes: boolean, job: boolean): string {
 }
 
 /** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
-const CHANGES_HEAD = { name: 'dispatch_site_head_v1', sql: headSql(true, false) };
-const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v2', sql: headSql(true, true) };
+const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
+const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v3', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
