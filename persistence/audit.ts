@@ -34,14 +34,6 @@ export type AuditRecordValues = {
 
 /** The audit record for `entry`, with a new id. Values of secret-looking fields are masked in before, after and the diff. */
 export function auditRecordValues(actor: AuditActor, entry: AuditEntry): AuditRecordValues {
-  const before = entry.before ? maskSecrets(entry.before) : null;
-  const after = entry.after ? maskSecrets(entry.after) : null;
-  const changes = Object.fromEntries(
-    Object.entries(diff(entry.before, entry.after)).map(([key, change]) => [
-      key,
-      SECRET_KEY_PATTERN.test(key) ? { from: mask(change.from), to: mask(change.to) } : change,
-    ]),
-  );
   return {
     id: newId('audit'),
     siteId: entry.siteId,
@@ -50,12 +42,33 @@ export function auditRecordValues(actor: AuditActor, entry: AuditEntry): AuditRe
     action: entry.action,
     entityType: entry.entityType,
     entityId: entry.entityId,
-    changes,
-    previousData: before,
-    newData: after,
+    changes: maskedDiff(entry.before, entry.after),
+    previousData: entry.before ? maskSecrets(entry.before) : null,
+    newData: entry.after ? maskSecrets(entry.after) : null,
     requestId: actor.requestId,
   };
 }
+
+/** {@link diff} with the values of secret-looking fields masked (in place: the diff is this record's own). */
+function maskedDiff(before: Record<string, unknown> | null, after: Record<string, unknown> | null): Record<string, unknown> {
+  const changes: Record<string, unknown> = diff(before, after);
+  for (const key of Object.keys(changes)) {
+    const change = changes[key] as { from: unknown; to: unknown };
+    if (isSecretKey(key)) changes[key] = { from: mask(change.from), to: mask(change.to) };
+  }
+  return changes;
+}
+
+/** Field names seen, and whether they look secret: audit records repeat a few dozen names. */
+const secretKeys = new Map<string, boolean>();
+const isSecretKey = (key: string): boolean => {
+  let secret = secretKeys.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEY_PATTERN.test(key);
+    if (secretKeys.size < 10_000) secretKeys.set(key, secret);
+  }
+  return secret;
+};
 
 /**
  * Appends an audit record to the unit of work: it commits in the same transaction as the change it describes.
@@ -103,7 +116,7 @@ function neverJsonNull(value: unknown): boolean {
 
 function maskSecrets(data: Record<string, unknown>): Record<string, unknown> {
   const masked: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) masked[key] = SECRET_KEY_PATTERN.test(key) ? mask(value) : value;
+  for (const [key, value] of Object.entries(data)) masked[key] = isSecretKey(key) ? mask(value) : value;
   return masked;
 }
 

@@ -23,9 +23,12 @@ export function outboxValues(event: DomainEvent) {
     entityType: event.entityType,
     entityId: event.entityId,
     entityVersion: event.entityVersion,
-    payload: { event: event.event, timestamp: event.timestamp.toISOString(), data: event.data },
+    payload: envelope(event),
   };
 }
+
+/** The delivery envelope an outbox row carries. */
+const envelope = (event: DomainEvent) => ({ event: event.event, timestamp: event.timestamp.toISOString(), data: event.data });
 
 /**
  * Appends an event to the transactional outbox: it commits with the change, and only the relay sends it on.
@@ -67,6 +70,7 @@ export async function insertAuditAndOutbox(em: EntityManager, audits: AuditRecor
 export function auditAndOutboxStatement(audits: AuditRecordValues[], events: DomainEvent[]): { sql: string; params: unknown[] } | null {
   if (audits.length === 0 && events.length === 0) return null;
   const now = new Date();
+  // The rows as `jsonb_to_recordset` reads them (snake_case), built once: no camelCase copy in between.
   const auditRows = audits.map((a) => ({
     id: a.id,
     site_id: a.siteId,
@@ -80,9 +84,14 @@ export function auditAndOutboxStatement(audits: AuditRecordValues[], events: Dom
     new_data: a.newData,
     request_id: a.requestId,
   }));
-  const outboxRows = events.map((event) => {
-    const o = outboxValues(event);
-    return { id: o.id, site_id: o.siteId, event: o.event, entity_type: o.entityType, entity_id: o.entityId, entity_version: o.entityVersion, payload: o.payload };
-  });
+  const outboxRows = events.map((event) => ({
+    id: newId('outbox'),
+    site_id: event.siteId,
+    event: event.event,
+    entity_type: event.entityType,
+    entity_id: event.entityId,
+    entity_version: event.entityVersion,
+    payload: envelope(event),
+  }));
   return { sql: AUDIT_AND_OUTBOX_SQL, params: [now, JSON.stringify(auditRows), now, JSON.stringify(outboxRows)] };
 }

@@ -115,10 +115,11 @@ export async function applyTransition(
 /**
  * Applies a move to an entity whose row this command has just read (`row`, as `select *` gives it), without reading
  * it again: as {@link applyTransition} given the row, a refused move is 409 INVALID_TRANSITION and sends nothing.
- * When the row was read `for update` in this transaction (`locked`), no one else can change it before the command
- * ends, so the versioned update cannot miss: a stop's update is then queued to go out with the command's next
- * statement (its COMMIT when nothing follows: `deferWrite`) instead of in a round trip of its own, and the row after
- * the move is the row read with the move's changes, as `returning *` would give it.
+ * When the row was read `for update` in this transaction (`locked`), no other transaction can change it before the
+ * command ends: a stop's update is then queued to go out with the command's next statement (its COMMIT when nothing
+ * follows: `deferWrite`) instead of in a round trip of its own, and the row after the move is the row read with the
+ * move's changes, as `returning *` would give it. The queued update still checks that it wrote its row
+ * (`checkedWrite`), for another command of the same group-commit batch.
  * @throws DomainError 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
  */
 export async function applyKnown(
@@ -133,12 +134,19 @@ export async function applyKnown(
   const planned = await planLoaded(scope, kind, entity, request, notes);
   if (locked && kind === 'stop') {
     const write = moveUpdate(kind, { id: entity.id, siteId: scope.siteId, version: entity.version }, planned, notes);
-    if (deferWrite(scope.em, write.sql, write.params)) return applied(scope, kind, { ...row, ...write.changes }, planned);
+    if (deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) return applied(scope, kind, { ...row, ...write.changes }, planned);
   }
   const written = await update(scope, kind, entity.id, entity.version, planned, notes);
   if (!written) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
   return applied(scope, kind, written, planned);
 }
+
+/**
+ * A versioned update that raises (SQLSTATE DP001, `queued_write_holds`) when it changed no row: queued with the next
+ * statement, its result unread, it cannot otherwise tell that another unit of the same batch (same transaction, so
+ * the row lock does not keep it out) moved the row first.
+ */
+const checkedWrite = (sql: string, kind: EntityKind): string => `with written as (${sql} returning 1) select queued_write_holds(count(*) = 1, '${kind}') from written`;
 
 /** The move of an entity read in this command: from the snapshot this command (or the registry) holds for its version, else from its row. */
 async function planLoaded(scope: CommandScope, kind: EntityKind, entity: EntityRecord, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Planned> {
@@ -187,18 +195,24 @@ async function update(
   const write = moveUpdate(kind, { id, siteId: scope.siteId, version }, planned, notes);
   const { params, jobReturned, from, to } = write;
   const sql = `${write.sql} returning *`;
-  if (kind !== 'job' || !stopCascadeOf(from, to)) {
+  const cascade = kind === 'job' ? stopCascadeOf(from, to) : null;
+  if (!cascade) {
     const [row] = await scope.em.execute<EntityRow[]>(sql, params);
     return row;
   }
-  // The stops this move cascades to, read in the same statement (its snapshot: as a read right after would see
-  // them, since nothing else in this transaction writes them in between) rather than in a round trip of their own;
-  // and, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
+  // The stops this move cascades to (those in the cascade's phases), read in the same statement rather than in a
+  // round trip of their own, and locked (`for update`, the lock their own updates would take, only taken sooner) so
+  // that their updates cannot miss and may go out later (`applyKnown`). A stop another transaction is moving is
+  // waited for and read as it committed (a stop it moved out of those phases is not read); otherwise the statement's
+  // snapshot, as a read right after would see them, since nothing else in this transaction writes them in between.
+  // And, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
   // (the statement's snapshot of `job` is from before its own update).
   const routeBefore = jobReturned ? `, (select j.route_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${ROUTE_BEFORE}` : '';
+  const phases = cascade.phases.map((phase) => `'${phase}'`).join(', ');
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
     `with moved as (${sql})
-     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from stop s where s.job_id = moved.id and s.site_id = moved.site_id) as ${STOPS}${routeBefore}
+     select moved.*, (select coalesce(json_agg(s order by s.sort_order), '[]'::json) from (select * from stop s
+       where s.job_id = moved.id and s.site_id = moved.site_id and s.phase in (${phases}) for update) s) as ${STOPS}${routeBefore}
      from moved`,
     params,
   );
@@ -217,8 +231,8 @@ const routesBefore = new WeakMap<Applied, string | null>();
 export const routeBeforeMove = (move: Applied): string | null | undefined => (routesBefore.has(move) ? routesBefore.get(move)! : undefined);
 
 /**
- * The job's stops as the statement that moved it read them (`select *` rows, in stop order), when its move
- * cascades to them; undefined otherwise (then read them).
+ * The job's stops its move cascades to (those in the cascade's phases), as the statement that moved it read and
+ * locked them (`select *` rows, in stop order); undefined when the move cascades to none.
  */
 export const stopsReadWithMove = (move: Applied): EntityRow[] | undefined => stopsRead.get(move);
 

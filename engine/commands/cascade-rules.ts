@@ -1,8 +1,8 @@
 import { DomainError } from '../domain-error.ts';
-import { stopFromRow, type EntityRow, type StopRecord } from '../jobs/job-view.ts';
+import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
-import { applyKnown, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type EntityRecord, type TransitionRequest } from './apply-transition.ts';
+import { applyKnown, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 import { knownRow, knownStopPhases } from './move-reads.ts';
 
@@ -64,14 +64,17 @@ async function stopPhasesAfter(scope: CommandScope, applied: Applied, jobId: str
 const phasesOf = async (scope: CommandScope, sql: string, jobId: string): Promise<string[]> =>
   (await scope.em.execute<{ phase: string }[]>(sql, [jobId, scope.siteId])).map((row) => row.phase);
 
-/** Moves the job's stops the cascade names, in their order; read in the job's own update when it could (`stopsReadWithMove`). */
+/**
+ * Moves the job's stops the cascade names, in their order. The job's own update read and locked them
+ * (`stopsReadWithMove`), so their updates go out with the command's next statement (`applyKnown`).
+ */
 async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCascade, notes: { cancellationNotes?: string }): Promise<void> {
+  const locked = stopsReadWithMove(applied);
   const rows =
-    stopsReadWithMove(applied) ??
+    locked ??
     (await scope.em.execute<EntityRow[]>('select * from stop where job_id = ? and site_id = ? order by sort_order asc', [applied.entity.id, scope.siteId]));
   for (const row of rows) {
-    const stop = stopFromRow(row);
-    if (cascade.matches(stop.phase)) await tryApply(scope, 'stop', stop.id, cascade.request, notes, stop);
+    if (cascade.phases.includes(String(row.phase))) await refusedAsNull(() => applyKnown(scope, 'stop', row, cascade.request, notes, locked !== undefined));
   }
 }
 
@@ -88,18 +91,16 @@ const cascadeMove: CascadeMove = async (scope, kind, id, request) => {
   return applied;
 };
 
-async function tryApply(
-  scope: CommandScope,
-  kind: EntityKind,
-  id: string,
-  request: TransitionRequest,
-  notes: { cancellationNotes?: string },
-  loaded?: EntityRecord,
-): Promise<Applied | null> {
+async function tryApply(scope: CommandScope, kind: EntityKind, id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Applied | null> {
   // A row this command read and has not moved since (the stop move's job or route) is not read again.
-  const known = loaded ? undefined : knownRow(scope, id);
+  const known = knownRow(scope, id);
+  return refusedAsNull(() => (known ? applyKnown(scope, kind, known, request, notes) : applyTransition(scope, kind, id, request, notes)));
+}
+
+/** A move the workflow refuses (409 INVALID_TRANSITION) as null: a rule that does not apply. */
+async function refusedAsNull(move: () => Promise<Applied>): Promise<Applied | null> {
   try {
-    return known ? await applyKnown(scope, kind, known, request, notes) : await applyTransition(scope, kind, id, request, notes, loaded);
+    return await move();
   } catch (error) {
     if (error instanceof DomainError && error.code === 'INVALID_TRANSITION') return null;
     throw error;

@@ -39,15 +39,11 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
       after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: move.eventType, role: actor.role },
     }),
   );
-  const data = move.kind === 'job' ? toJobData(move.entity, workflow) : move.kind === 'stop' ? toStopData(move.entity, workflow, null) : toRouteData(move.entity, workflow);
-  scope.pending.events.push({
-    siteId,
-    event: `${kind}:state_change`,
-    entityType: kind,
-    entityId: entity.id,
-    entityVersion: entity.version,
-    data: { ...data, previous_workflow_state_id: from.id, previous_phase: from.phase },
-    timestamp: move.timestamp,
-  });
+  // A fresh object: the state it left is added to it rather than to a copy.
+  const data: Record<string, unknown> =
+    move.kind === 'job' ? toJobData(move.entity, workflow) : move.kind === 'stop' ? toStopData(move.entity, workflow, null) : toRouteData(move.entity, workflow);
+  data.previous_workflow_state_id = from.id;
+  data.previous_phase = from.phase;
+  scope.pending.events.push({ siteId, event: `${kind}:state_change`, entityType: kind, entityId: entity.id, entityVersion: entity.version, data, timestamp: move.timestamp });
   scope.touched.set(entity.id, { snapshot: move.next, version: entity.version, workflowId: workflow.id });
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { StatementPrefix } from './statement-prefix.ts';
+import { userSetting } from './statement-rounds.ts';
 
 /**
  * One unit of work of a group commit: its work runs on an EntityManager bound to the batch's transaction, shared
@@ -34,7 +35,7 @@ export async function runInSavepoint<T>(em: EntityManager, prefix: StatementPref
   const name = `engine_unit_${(savepoints = (savepoints + 1) % 1_000_000)}`;
   const before = prefix.pending;
   prefix.add(`savepoint ${name}`);
-  prefix.add(`select set_config('app.user_id', ${prefix.literal(unit.userId ?? '')}, true)`);
+  prefix.add(userSetting((value) => prefix.literal(value), unit.userId));
   try {
     const value = await unit.work(em);
     await em.flush();

@@ -1,7 +1,7 @@
 import { OptimisticLockError, type Transaction } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { asDriverException, executeDirectly, formatSql } from './direct-execute.ts';
-import { allowDeferredWrites } from './deferred-writes.ts';
+import { allowDeferredWrites, prefixSink } from './deferred-writes.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
@@ -38,7 +38,7 @@ export async function inCommandTransaction<T>(
       em.setTransactionContext(trx as unknown as Transaction);
       em.setFilterParams('site', { siteId: tenant.siteId });
       executeDirectly(em, prefix);
-      allowDeferredWrites(em, prefix);
+      allowDeferredWrites(em, prefixSink(em, prefix));
       const { value, last } = await work(em);
       // The unit of work first, so the final statement comes after every row it describes.
       await em.flush();

@@ -2,12 +2,26 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { formatSql } from './direct-execute.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 
-const prefixes = new WeakMap<EntityManager, StatementPrefix>();
+/** Where a transaction's deferred statements wait to go out with its next statement. */
+export type DeferredSink = {
+  /** Queues a statement whose values are inlined. */
+  statement(text: string): void;
+  /** Queues a write with `?` placeholders and its values (the sink decides how they travel: inlined, or as a prepared statement's `execute`). */
+  write(sql: string, params: readonly unknown[]): void;
+};
 
-/** Lets writes on `em` (a command's transaction) be queued on `prefix`, to go out with the transaction's next statement. */
-export function allowDeferredWrites(em: EntityManager, prefix: StatementPrefix): void {
-  prefixes.set(em, prefix);
+const sinks = new WeakMap<EntityManager, DeferredSink>();
+
+/** Lets writes on `em` (a command's transaction, or one unit of a pipelined batch) be queued on `sink`. */
+export function allowDeferredWrites(em: EntityManager, sink: DeferredSink): void {
+  sinks.set(em, sink);
 }
+
+/** A sink that queues on a statement prefix, values inlined: a command's own transaction. */
+export const prefixSink = (em: EntityManager, prefix: StatementPrefix): DeferredSink => ({
+  statement: (text) => prefix.add(text),
+  write: (sql, params) => prefix.add(formatSql(em, sql, params)),
+});
 
 /**
  * Queues statements (text with their values inlined) to go out with the transaction's next statement, at the latest its
@@ -17,15 +31,17 @@ export function allowDeferredWrites(em: EntityManager, prefix: StatementPrefix):
  * the transaction. False when `em` has no queue (then the caller sends them itself).
  */
 export function deferStatements(em: EntityManager, ...statements: string[]): boolean {
-  const prefix = prefixes.get(em);
-  if (!prefix) return false;
-  for (const statement of statements) prefix.add(statement);
+  const sink = sinks.get(em);
+  if (!sink) return false;
+  for (const statement of statements) sink.statement(statement);
   return true;
 }
 
 /** {@link deferStatements} for one write with `?` placeholders and its values. */
 export function deferWrite(em: EntityManager, sql: string, params: readonly unknown[]): boolean {
-  return prefixes.has(em) && deferStatements(em, formatSql(em, sql, params));
+  const sink = sinks.get(em);
+  sink?.write(sql, params);
+  return sink !== undefined;
 }
 
 /** Sends a statement whose result nobody reads with the transaction's next one when it can ({@link deferWrite}), else at once. */

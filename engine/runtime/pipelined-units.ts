@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Member, Outcome } from './batch-units.ts';
+import { allowDeferredWrites } from './deferred-writes.ts';
 import { executeThrough, platformOf } from './direct-execute.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
-import { StatementRounds } from './statement-rounds.ts';
+import { StatementRounds, userSetting } from './statement-rounds.ts';
 import type { UserManagers } from './user-managers.ts';
 
 /** A statement that reads (or sets a transaction-local setting): a unit that sent only these and failed wrote nothing. */
@@ -14,7 +15,9 @@ const READS = /^\s*select\b/i;
  * of units that each send k statements costs about k round trips instead of k per unit. No savepoints: a unit that
  * fails having sent only reads is answered with its error and the others go on; anything the rounds cannot keep
  * apart aborts the batch, and the caller rolls the transaction back and runs every unit again one after another in
- * savepoints. That is: a unit that failed after a write (its writes cannot be undone alone), a failed statement (it
+ * savepoints. A unit's deferred writes (`deferWrite`, `sendWithNext`) go out just before its next statement, in
+ * the same round, and those it leaves when it finishes with the COMMIT (a failed unit's unsent ones are dropped).
+ * Anything else aborts: a unit that failed after a write (its writes cannot be undone alone), a failed statement (it
  * cannot be told whose), a query the ORM sent of its own (it would run under whichever user the last statement set;
  * the connection refuses it unsent), and ORM changes left for a flush.
  * @returns each unit's outcome in the order the units finished, which is the order of their writes (a unit whose
@@ -26,24 +29,39 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
   const rounds = new StatementRounds({ send: (text) => prefix.run(text), literal: (value) => prefix.literal(value), units: batch.length });
   let executed = false;
   const finished: Outcome<T>[] = [];
+  /** The deferred writes each unit left unsent when it finished: they go out with the COMMIT. */
+  const tails = new Map<Member<T>, string[]>();
   await Promise.all(
     batch.map(async (member): Promise<void> => {
       const { userId } = member.unit;
       const em = managers.of(userId);
       const platform = platformOf(em);
       let wrote = false;
-      const view = executeThrough(em, (sql, params) => {
-        wrote ||= !READS.test(sql);
+      const textOf = (sql: string, params: readonly unknown[]) => {
         const statement = prepared.textFor(platform, sql, params);
         executed ||= statement.prepared;
-        return rounds.submit(userId, statement.text);
+        return statement.text;
+      };
+      // Deferred statements (see deferred-writes.ts) travel just before the unit's next statement, in its round.
+      let deferred: { text: string; writes: boolean }[] = [];
+      const view = executeThrough(em, (sql, params) => {
+        const before = deferred;
+        deferred = [];
+        wrote ||= !READS.test(sql) || before.some((statement) => statement.writes);
+        return rounds.submit(userId, textOf(sql, params), before.map((statement) => statement.text));
+      });
+      allowDeferredWrites(view, {
+        statement: (text) => deferred.push({ text, writes: !READS.test(text) }),
+        write: (sql, params) => deferred.push({ text: textOf(sql, params), writes: !READS.test(sql) }),
       });
       try {
         const value = await member.unit.work(view);
         if (prefix.refused) rounds.abort('the ORM sent a query of its own');
         else if (hasUnflushedChanges(em)) rounds.abort('a unit left ORM changes to flush');
+        tails.set(member, deferred.map((statement) => statement.text));
         finished.push({ member, ok: true, value });
       } catch (error) {
+        // Its deferred writes were never sent: they are dropped with it.
         if (prefix.refused) rounds.abort('the ORM sent a query of its own');
         else if (wrote) rounds.abort('a unit failed after writing');
         finished.push({ member, ok: false, error });
@@ -55,7 +73,26 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
   // A failed statement may have been a prepared one that can no longer run (its plan outlived a schema change);
   // a data error (a unique violation the engine retries) keeps the session's statements.
   if (rounds.failedOnSchema && executed) prepared.forgetAll();
-  return rounds.aborted ? null : finished;
+  if (rounds.aborted) return null;
+  queueTails(finished, tails, rounds.currentUserId, prefix);
+  return finished;
+}
+
+/**
+ * The deferred writes the units left, in the order they finished, each unit's behind a setting of its user when the
+ * statement before ran as another: queued to go out with the COMMIT. One that fails (a write that checks itself and
+ * finds its row changed by another unit of the batch) fails the COMMIT, and the batch runs again in savepoints.
+ */
+function queueTails<T>(finished: Outcome<T>[], tails: Map<Member<T>, string[]>, userId: string, prefix: StatementPrefix): void {
+  let current = userId;
+  for (const outcome of finished) {
+    const tail = tails.get(outcome.member);
+    if (!outcome.ok || !tail?.length) continue;
+    const user = outcome.member.unit.userId ?? '';
+    if (user !== current) prefix.add(userSetting((value) => prefix.literal(value), user));
+    current = user;
+    for (const text of tail) prefix.add(text);
+  }
 }
 
 /** True when the unit of work holds entities (loaded, created or removed) a flush could write. */

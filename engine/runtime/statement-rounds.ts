@@ -17,7 +17,10 @@ export class RoundsAborted extends Error {
   }
 }
 
-type Submitted = { userId: string; text: string; resolve: (result: RawResult) => void; reject: (error: unknown) => void };
+/** The transaction-local setting row-level security reads for the acting user. */
+export const userSetting = (literal: (value: string) => string, userId: string | null): string => `select set_config('app.user_id', ${literal(userId ?? '')}, true)`;
+
+type Submitted = { userId: string; before: readonly string[]; text: string; resolve: (result: RawResult) => void; reject: (error: unknown) => void };
 
 export type StatementRoundsOptions = {
   /** Sends one multi-statement query (values inlined) on the batch's connection; resolves with its results. */
@@ -54,11 +57,14 @@ export class StatementRounds {
     this.running = options.units;
   }
 
-  /** Queues `text` (one statement) for the next round, run as `userId`; resolves with its result. */
-  submit(userId: string | null, text: string): Promise<RawResult> {
+  /**
+   * Queues `text` (one statement) for the next round, run as `userId`, right after the statements `before` (the
+   * unit's deferred writes, whose results nobody reads); resolves with the result of `text`.
+   */
+  submit(userId: string | null, text: string, before: readonly string[] = []): Promise<RawResult> {
     if (this.abortedBy) return Promise.reject(this.abortedBy);
     return new Promise((resolve, reject) => {
-      this.waiting.push({ userId: userId ?? '', text, resolve, reject });
+      this.waiting.push({ userId: userId ?? '', before, text, resolve, reject });
       this.pulse();
     });
   }
@@ -75,6 +81,11 @@ export class StatementRounds {
     const waiting = this.waiting;
     this.waiting = [];
     for (const statement of waiting) statement.reject(this.abortedBy);
+  }
+
+  /** The user the last statement sent ran as (`app.user_id`; '' for none). */
+  get currentUserId(): string {
+    return this.lastUserId;
   }
 
   get aborted(): boolean {
@@ -117,9 +128,10 @@ export class StatementRounds {
     const positions: number[] = [];
     for (const statement of round) {
       if (statement.userId !== this.lastUserId) {
-        parts.push(`select set_config('app.user_id', ${this.options.literal(statement.userId)}, true)`);
+        parts.push(userSetting(this.options.literal, statement.userId));
         this.lastUserId = statement.userId;
       }
+      parts.push(...statement.before);
       positions.push(parts.length);
       parts.push(statement.text);
     }

@@ -62,6 +62,35 @@ describe('group commit (commands arriving together share a transaction)', () => 
     expect(fresh.body.data).toMatchObject({ phase: 'cancelled', version: job.version + 1 });
   });
 
+  it('keeps every move of a stop when its job’s cancel (which queues the stop’s update for the COMMIT) and a move of the stop share a batch', async () => {
+    for (const stopFirst of [true, false]) {
+      const job = await createJob(acme.as.dispatcher);
+      const stopId = job.stops[0]!.id;
+      // Submitted in the same tick: one batch, both units running at once.
+      const cancel = () => server.services.engine.transition(ctx, 'job', job.id, { kind: 'phase', event: 'cancel' }, { cancellationNotes: 'same batch' });
+      const dispatch = () => server.services.engine.transition(ctx, 'stop', stopId, { kind: 'phase', event: 'dispatch' });
+      const [first, second] = await Promise.allSettled(stopFirst ? [dispatch(), cancel()] : [cancel(), dispatch()]);
+      const [stopMove, jobMove] = stopFirst ? [first!, second!] : [second!, first!];
+      expect(jobMove.status).toBe('fulfilled');
+      // The stop's own move either landed (before the cancel) or was refused: never a server error.
+      expect(stopMove.status === 'fulfilled' ? 'moved' : (stopMove.reason as DomainError).status).toBeOneOf(['moved', 409]);
+      const [row] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+        em.execute<{ phase: string; version: number; audited: number[]; events: number[] }[]>(
+          `select s.phase, s.version,
+             (select array_agg((a.new_data->>'version')::int order by a.created_at, a.id) from audit_record a where a.entity_id = s.id and a.action = 'state_change') as audited,
+             (select array_agg(o.entity_version order by o.seq) from outbox o where o.entity_id = s.id and o.event = 'stop:state_change') as events
+           from stop s where s.id = ?`,
+          [stopId],
+        ),
+      );
+      // The cancel reached the stop, and each recorded move is a version of the row: none was written over.
+      expect(row!.phase).toBe('cancelled');
+      const versions = Array.from({ length: row!.version - 1 }, (_, i) => i + 2);
+      expect(row!.audited.toSorted((a, b) => a - b)).toEqual(versions);
+      expect(row!.events).toEqual(versions);
+    }
+  });
+
   it('keeps tenants apart: a batch bound to one site cannot move another site’s job', async () => {
     const globex = await createSiteFixture(server, 'globex');
     const theirs = await createJob(globex.as.dispatcher);

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deferWrite } from '../../../engine/runtime/deferred-writes.ts';
 import { GroupCommit, type Unit } from '../../../engine/runtime/group-commit.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
@@ -121,6 +122,37 @@ describe('pipelined group commit (a batch’s units at the same time, their stat
     expect(result[1]).toEqual({ status: 'fulfilled', value: 1 });
     // One round and the COMMIT: nothing ran again in savepoints.
     expect(queries).toBe(2);
+  });
+
+  it('sends a unit’s deferred writes with its next statement, or with the COMMIT, as its own user; a failed unit’s unsent ones are dropped', async () => {
+    const { driver, dispatcher } = acme.users;
+    // Row c ends up 1 only if the write ran as the driver (row-level security reads that setting).
+    const asDriver = `update pipeline_probe set value = value + (current_setting('app.user_id', true) = ?)::int where id = ?`;
+    const { result, queries } = await queriesDuring(() =>
+      oneBatch<number>([
+        {
+          userId: dispatcher.id,
+          work: async (em) => {
+            expect(deferWrite(em, 'update pipeline_probe set value = value + 10 where id = ?', ['a'])).toBe(true);
+            // Sees its own deferred write: it went just before this read, in the same round.
+            return (await em.execute<{ value: number }[]>('select value from pipeline_probe where id = ?', ['a']))[0]!.value;
+          },
+        },
+        { userId: driver.id, work: async (em) => (deferWrite(em, asDriver, [driver.id, 'c']), 0) },
+        {
+          userId: dispatcher.id,
+          work: async (em) => {
+            deferWrite(em, 'update pipeline_probe set value = value + 100 where id = ?', ['b']);
+            throw new Error('refused before sending anything');
+          },
+        },
+      ]),
+    );
+    expect(result.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect(result[0]).toEqual({ status: 'fulfilled', value: 10 });
+    // One round (the read with its deferred write) and the COMMIT with the other unit's write.
+    expect(queries).toBe(2);
+    expect(await values()).toEqual({ a: 10, b: 0, c: 1 });
   });
 
   it('runs a statement prepared on a session that sent it before, and recovers when its plan no longer fits the table', async () => {
