@@ -1,8 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { PreparedStatements } from './prepared-statements.ts';
+import { PreparedStatements, prepareAfterTransaction } from './prepared-statements.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
-import { isStalePlanError } from './statement-rounds.ts';
 import { UserManagers } from './user-managers.ts';
 
 /** The tenant a batch transaction is bound to: one site, or (the outbox relay) the platform, which sees every site. */
@@ -24,13 +23,6 @@ export async function inBatchTransaction(
     orm,
     { siteId: tenant.siteId, userId: null, platform: tenant.platform === true },
     (trx, prefix, connection) => work(new UserManagers(orm, trx, tenant.siteId, prefix), prefix, PreparedStatements.of(connection)),
-    async (connection, failure) => {
-      const prepared = PreparedStatements.of(connection);
-      // The batch statement sent with the COMMIT may be a prepared one whose plan a schema change outdated: the
-      // session's statements are deallocated here, and prepared again as they are next sent.
-      if (isStalePlanError(failure)) prepared.forgetAll();
-      // Out of the transaction: statements first sent in this batch are prepared for the next ones on this session.
-      await prepared.sync(connection);
-    },
+    prepareAfterTransaction,
   );
 }

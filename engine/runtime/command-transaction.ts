@@ -1,8 +1,9 @@
 import { OptimisticLockError, type Transaction } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { asDriverException, executeDirectly, formatSql } from './direct-execute.ts';
+import { asDriverException, executeDirectly, platformOf } from './direct-execute.ts';
 import { allowDeferredWrites, prefixSink } from './deferred-writes.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
+import { PreparedStatements, prepareAfterTransaction } from './prepared-statements.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
 export type FinalStatement = { sql: string; params: unknown[] } | null;
@@ -24,7 +25,8 @@ const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.co
  * ORM's site filter; `app.site_id`, `app.user_id` and no platform flag for row-level security), in fewer round
  * trips: the BEGIN and the tenant settings go out with the work's first statement (`inPooledTransaction`, as group
  * commit sends them), and the final statement `work` hands back (written after everything the unit of work still
- * had pending) with the COMMIT. Raw SQL (`em.execute` with a string) goes straight to the connection, as in group
+ * had pending) with the COMMIT. Raw statements run prepared once the session has sent them before (as in group
+ * commit: `PreparedStatements`), so PostgreSQL parses and plans each once per session, not once per command. Raw SQL (`em.execute` with a string) goes straight to the connection, as in group
  * commit; the EntityManager is a fork bound to knex's transaction, as group commit binds its managers.
  */
 export async function inCommandTransaction<T>(
@@ -33,18 +35,24 @@ export async function inCommandTransaction<T>(
   work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement }>,
 ): Promise<T> {
   try {
-    return await inPooledTransaction(orm, tenant, async (trx, prefix) => {
-      const em = orm.em.fork({ clear: true });
-      em.setTransactionContext(trx as unknown as Transaction);
-      em.setFilterParams('site', { siteId: tenant.siteId });
-      executeDirectly(em, prefix);
-      allowDeferredWrites(em, prefixSink(em, prefix));
-      const { value, last } = await work(em);
-      // The unit of work first, so the final statement comes after every row it describes.
-      await em.flush();
-      if (last) prefix.add(formatSql(em, last.sql, last.params));
-      return value;
-    });
+    return await inPooledTransaction(
+      orm,
+      tenant,
+      async (trx, prefix, connection) => {
+        const em = orm.em.fork({ clear: true });
+        em.setTransactionContext(trx as unknown as Transaction);
+        em.setFilterParams('site', { siteId: tenant.siteId });
+        const prepared = PreparedStatements.of(connection);
+        executeDirectly(em, prefix, prepared);
+        allowDeferredWrites(em, prefixSink(em, prefix, prepared));
+        const { value, last } = await work(em);
+        // The unit of work first, so the final statement comes after every row it describes.
+        await em.flush();
+        if (last) prefix.add(prepared.textFor(platformOf(em), last.sql, last.params).text);
+        return value;
+      },
+      prepareAfterTransaction,
+    );
   } catch (error) {
     if (isStalePlan(error)) throw new StalePlanError((error as Error).message);
     // The COMMIT's own error comes back from `pg` unconverted: a deferred unique violation must still read as a race.

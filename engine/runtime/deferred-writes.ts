@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { formatSql } from './direct-execute.ts';
+import { platformOf } from './direct-execute.ts';
+import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 
 /** Where a transaction's deferred statements wait to go out with its next statement. */
@@ -17,10 +18,10 @@ export function allowDeferredWrites(em: EntityManager, sink: DeferredSink): void
   sinks.set(em, sink);
 }
 
-/** A sink that queues on a statement prefix, values inlined: a command's own transaction. */
-export const prefixSink = (em: EntityManager, prefix: StatementPrefix): DeferredSink => ({
+/** A sink that queues on a statement prefix (a command's own transaction): a write as its prepared statement's `execute` once the session has it, else inlined. */
+export const prefixSink = (em: EntityManager, prefix: StatementPrefix, prepared: PreparedStatements): DeferredSink => ({
   statement: (text) => prefix.add(text),
-  write: (sql, params) => prefix.add(formatSql(em, sql, params)),
+  write: (sql, params) => prefix.add(prepared.textFor(platformOf(em), sql, params).text),
 });
 
 /**

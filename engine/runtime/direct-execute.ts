@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { inlineValues, type InliningPlatform } from './inline-values.ts';
+import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 import { RoundsAborted } from './statement-rounds.ts';
 
@@ -38,11 +39,15 @@ export function asDriverException(em: EntityManager, error: unknown): unknown {
  * transaction's connection: the same text MikroORM would send (values inlined by the platform), the same result
  * shapes and the same exception classes (a unique violation is still a UniqueConstraintViolationException), without
  * the ORM's and knex's per-statement machinery, and with the unit's queued savepoint in the same round trip. Other
- * calls (a knex builder instead of a string) and the ORM's own queries take the usual path.
+ * calls (a knex builder instead of a string) and the ORM's own queries take the usual path. With `prepared`, a
+ * statement the session has prepared goes as `execute name(values)` (parsed and planned once per session).
  */
-export function executeDirectly(em: EntityManager, prefix: StatementPrefix): void {
+export function executeDirectly(em: EntityManager, prefix: StatementPrefix, prepared?: PreparedStatements): void {
   const platform = platformOf(em);
-  installExecute(em, em, (sql, params) => prefix.run(inlineValues(platform, sql, params)));
+  const text = prepared
+    ? (sql: string, params: readonly unknown[]) => prepared.textFor(platform, sql, params).text
+    : (sql: string, params: readonly unknown[]) => inlineValues(platform, sql, params);
+  installExecute(em, em, (sql, params) => prefix.run(text(sql, params)));
 }
 
 /**

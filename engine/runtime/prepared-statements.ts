@@ -1,5 +1,6 @@
 import { inlineValues, numberedPlaceholders, quoteParam, type InliningPlatform } from './inline-values.ts';
 import type { PgConnection } from './statement-prefix.ts';
+import { isStalePlanError } from './statement-rounds.ts';
 
 /** Statement names by SQL text (`?` placeholders), the same on every connection. */
 const names = new Map<string, string>();
@@ -102,6 +103,18 @@ export class PreparedStatements {
 }
 
 const byConnection = new WeakMap<PgConnection, PreparedStatements>();
+
+/**
+ * `inPooledTransaction`'s `beforeRelease` for work that sent statements through {@link PreparedStatements.textFor}:
+ * after a failure on a prepared statement whose plan a schema change outdated, the session's statements are
+ * deallocated (and prepared again as they are next sent); then, out of the transaction, the statements first sent
+ * in it are prepared for the next transactions on this session.
+ */
+export async function prepareAfterTransaction(connection: PgConnection, failure: unknown): Promise<void> {
+  const prepared = PreparedStatements.of(connection);
+  if (isStalePlanError(failure)) prepared.forgetAll();
+  await prepared.sync(connection);
+}
 
 const query = (connection: PgConnection, text: string): Promise<unknown> =>
   new Promise((resolve, reject) => {
