@@ -4,6 +4,7 @@ import { asDriverException, executeDirectly, platformOf } from './direct-execute
 import { allowDeferredWrites, prefixSink } from './deferred-writes.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
 import { PreparedStatements, prepareAfterTransaction } from './prepared-statements.ts';
+import { isStalePlanError } from './statement-rounds.ts';
 
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
 export type FinalStatement = { sql: string; params: unknown[] } | null;
@@ -34,6 +35,7 @@ export async function inCommandTransaction<T>(
   tenant: { siteId: string; userId: string | null },
   work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement }>,
 ): Promise<T> {
+  let sentPrepared = false;
   try {
     return await inPooledTransaction(
       orm,
@@ -43,18 +45,26 @@ export async function inCommandTransaction<T>(
         em.setTransactionContext(trx as unknown as Transaction);
         em.setFilterParams('site', { siteId: tenant.siteId });
         const prepared = PreparedStatements.of(connection);
-        executeDirectly(em, prefix, prepared);
-        allowDeferredWrites(em, prefixSink(em, prefix, prepared));
+        const platform = platformOf(em);
+        const text = (sql: string, params: readonly unknown[]) => {
+          const statement = prepared.textFor(platform, sql, params);
+          sentPrepared ||= statement.prepared;
+          return statement.text;
+        };
+        executeDirectly(em, prefix, text);
+        allowDeferredWrites(em, prefixSink(prefix, text));
         const { value, last } = await work(em);
         // The unit of work first, so the final statement comes after every row it describes.
         await em.flush();
-        if (last) prefix.add(prepared.textFor(platformOf(em), last.sql, last.params).text);
+        if (last) prefix.add(text(last.sql, last.params));
         return value;
       },
       prepareAfterTransaction,
     );
   } catch (error) {
-    if (isStalePlan(error)) throw new StalePlanError((error as Error).message);
+    // A prepared statement whose plan a schema change outdated (the session's statements are deallocated after it):
+    // nothing was written, and the command runs again like a version race, inlined and then prepared anew.
+    if (isStalePlan(error) || (sentPrepared && isStalePlanError(error))) throw new StalePlanError((error as Error).message);
     // The COMMIT's own error comes back from `pg` unconverted: a deferred unique violation must still read as a race.
     throw asDriverException(orm.em, error);
   }

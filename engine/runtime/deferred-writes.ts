@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { platformOf } from './direct-execute.ts';
-import type { PreparedStatements } from './prepared-statements.ts';
+import type { StatementText } from './direct-execute.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 
 /** Where a transaction's deferred statements wait to go out with its next statement. */
@@ -18,10 +17,10 @@ export function allowDeferredWrites(em: EntityManager, sink: DeferredSink): void
   sinks.set(em, sink);
 }
 
-/** A sink that queues on a statement prefix (a command's own transaction): a write as its prepared statement's `execute` once the session has it, else inlined. */
-export const prefixSink = (em: EntityManager, prefix: StatementPrefix, prepared: PreparedStatements): DeferredSink => ({
-  statement: (text) => prefix.add(text),
-  write: (sql, params) => prefix.add(prepared.textFor(platformOf(em), sql, params).text),
+/** A sink that queues on a statement prefix (a command's own transaction), each write as `text` makes it. */
+export const prefixSink = (prefix: StatementPrefix, text: StatementText): DeferredSink => ({
+  statement: (statement) => prefix.add(statement),
+  write: (sql, params) => prefix.add(text(sql, params)),
 });
 
 /**

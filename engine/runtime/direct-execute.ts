@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { inlineValues, type InliningPlatform } from './inline-values.ts';
-import type { PreparedStatements } from './prepared-statements.ts';
 import type { StatementPrefix } from './statement-prefix.ts';
 import { RoundsAborted } from './statement-rounds.ts';
 
@@ -39,16 +38,17 @@ export function asDriverException(em: EntityManager, error: unknown): unknown {
  * transaction's connection: the same text MikroORM would send (values inlined by the platform), the same result
  * shapes and the same exception classes (a unique violation is still a UniqueConstraintViolationException), without
  * the ORM's and knex's per-statement machinery, and with the unit's queued savepoint in the same round trip. Other
- * calls (a knex builder instead of a string) and the ORM's own queries take the usual path. With `prepared`, a
- * statement the session has prepared goes as `execute name(values)` (parsed and planned once per session).
+ * calls (a knex builder instead of a string) and the ORM's own queries take the usual path. With `text`, a
+ * statement may go as a prepared statement's `execute name(values)` (parsed and planned once per session).
  */
-export function executeDirectly(em: EntityManager, prefix: StatementPrefix, prepared?: PreparedStatements): void {
+export function executeDirectly(em: EntityManager, prefix: StatementPrefix, text?: StatementText): void {
   const platform = platformOf(em);
-  const text = prepared
-    ? (sql: string, params: readonly unknown[]) => prepared.textFor(platform, sql, params).text
-    : (sql: string, params: readonly unknown[]) => inlineValues(platform, sql, params);
-  installExecute(em, em, (sql, params) => prefix.run(text(sql, params)));
+  const textOf = text ?? ((sql: string, params: readonly unknown[]) => inlineValues(platform, sql, params));
+  installExecute(em, em, (sql, params) => prefix.run(textOf(sql, params)));
 }
+
+/** The text that runs `sql` (`?` placeholders) with `params`: inlined, or a prepared statement's `execute`. */
+export type StatementText = (sql: string, params: readonly unknown[]) => string;
 
 /**
  * A view of `em` (its state and methods, through the prototype) whose raw SQL strings are sent by `send`, as

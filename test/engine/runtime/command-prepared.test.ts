@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inCommandTransaction, StalePlanError } from '../../../engine/runtime/command-transaction.ts';
+import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { startTestServer, type TestServer } from '../../support/test-server.ts';
+
+let server: TestServer;
+let acme: SiteFixture;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  acme = await createSiteFixture(server, 'acme');
+  // A scratch table without row-level security, read by the commands below.
+  await server.services.db.orm.em.getConnection().execute(`create table command_probe (id text primary key, value int not null); insert into command_probe values ('a', 1)`);
+});
+afterAll(() => server.close());
+
+type Seen = { backend: number; prepared: boolean; columns: string[] };
+
+/** One command's transaction that reports its session, whether its read is prepared there, and the columns it read. */
+const readCommand = () =>
+  inCommandTransaction<Seen>(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id }, async (em) => {
+    const [session] = await em.execute<{ backend: number; prepared: boolean }[]>(
+      `select pg_backend_pid() as backend, exists (select 1 from pg_prepared_statements where statement like '%from command_probe where id = $1') as prepared`,
+    );
+    const [row] = await em.execute<Record<string, unknown>[]>('select * from command_probe where id = ?', ['a']);
+    return { value: { ...session!, columns: Object.keys(row!) }, last: null };
+  });
+
+describe("a command's own transaction", () => {
+  it('runs a statement its session sent before as a prepared statement, and after a schema change runs again instead of failing', async () => {
+    const before: Seen[] = [];
+    for (let i = 0; i < 12; i += 1) before.push(await readCommand());
+    // A session that already ran the statement in an earlier command has it prepared.
+    const repeated = before.filter((s, i) => before.slice(0, i).some((earlier) => earlier.backend === s.backend));
+    expect(repeated.length).toBeGreaterThan(0);
+    expect(repeated.every((s) => s.prepared)).toBe(true);
+
+    // `select *` planned before a column was added cannot run any more ("cached plan must not change result type"):
+    // the command fails as a stale plan (the engine runs such a command again, as after a version race) and the
+    // session's statements are dropped, so the same command run again reads the new column.
+    await server.services.db.orm.em.getConnection().execute('alter table command_probe add column note text');
+    const failures: unknown[] = [];
+    for (let i = 0; i < 12; i += 1) {
+      const seen = await readCommand().catch(async (error: unknown) => (failures.push(error), readCommand()));
+      expect(seen.columns).toContain('note');
+    }
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.every((error) => error instanceof StalePlanError)).toBe(true);
+  });
+});
