@@ -9,6 +9,11 @@ import type { UserManagers } from './user-managers.ts';
 
 /** A statement that reads (or sets a transaction-local setting): a unit that sent only these and failed wrote nothing. */
 const READS = /^\s*select\b/i;
+/**
+ * A write that checks itself and raises when its row was not as planned (`queued_write_holds`, migration 0024;
+ * `dispatch_plan_holds`, 0023): one may wait for the COMMIT, since a miss fails the COMMIT and the batch runs again.
+ */
+const SELF_CHECKING = /\b(queued_write_holds|dispatch_plan_holds)\(/;
 
 /**
  * Runs a batch's units at the same time, their raw SQL gathered into rounds (see {@link StatementRounds}): a batch
@@ -16,7 +21,8 @@ const READS = /^\s*select\b/i;
  * fails having sent only reads is answered with its error and the others go on; anything the rounds cannot keep
  * apart aborts the batch, and the caller rolls the transaction back and runs every unit again one after another in
  * savepoints. A unit's deferred writes (`deferWrite`, `sendWithNext`) go out just before its next statement, in
- * the same round, and those it leaves when it finishes with the COMMIT (a failed unit's unsent ones are dropped).
+ * the same round; those it leaves when it finishes go with the COMMIT when each checks itself, else in one more
+ * round of its own then (a failed unit's unsent ones are dropped).
  * Anything else aborts: a unit that failed after a write (its writes cannot be undone alone), a failed statement (it
  * cannot be told whose), a query the ORM sent of its own (it would run under whichever user the last statement set;
  * the connection refuses it unsent), and ORM changes left for a flush.
@@ -43,7 +49,7 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
         return statement.text;
       };
       // Deferred statements (see deferred-writes.ts) travel just before the unit's next statement, in its round.
-      let deferred: { text: string; writes: boolean }[] = [];
+      let deferred: { text: string; writes: boolean; checked: boolean }[] = [];
       const view = executeThrough(em, (sql, params) => {
         const before = deferred;
         deferred = [];
@@ -51,13 +57,22 @@ export async function runPipelined<T>(batch: Member<T>[], managers: UserManagers
         return rounds.submit(userId, textOf(sql, params), before.map((statement) => statement.text));
       });
       allowDeferredWrites(view, {
-        statement: (text) => deferred.push({ text, writes: !READS.test(text) }),
-        write: (sql, params) => deferred.push({ text: textOf(sql, params), writes: !READS.test(sql) }),
+        statement: (text) => deferred.push({ text, writes: !READS.test(text), checked: SELF_CHECKING.test(text) }),
+        write: (sql, params) => deferred.push({ text: textOf(sql, params), writes: !READS.test(sql), checked: SELF_CHECKING.test(sql) }),
       });
       try {
         const value = await member.unit.work(view);
         if (prefix.refused) rounds.abort('the ORM sent a query of its own');
         else if (hasUnflushedChanges(em)) rounds.abort('a unit left ORM changes to flush');
+        // A write that does not check itself goes out now, in this unit's place among the rounds: at the COMMIT it
+        // would land after the writes of units that finished later (a route's `active_route_id` set back after
+        // another unit cleared it).
+        if (deferred.some((statement) => statement.writes && !statement.checked)) {
+          const unsent = deferred;
+          deferred = [];
+          wrote = true;
+          await rounds.submit(userId, 'select 1', unsent.map((statement) => statement.text));
+        }
         tails.set(member, deferred.map((statement) => statement.text));
         finished.push({ member, ok: true, value });
       } catch (error) {

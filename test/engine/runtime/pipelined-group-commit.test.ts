@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { deferWrite } from '../../../engine/runtime/deferred-writes.ts';
+import { deferWrite, sendWithNext } from '../../../engine/runtime/deferred-writes.ts';
 import { GroupCommit, type Unit } from '../../../engine/runtime/group-commit.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
@@ -192,6 +192,24 @@ describe('pipelined group commit (a batch’s units at the same time, their stat
     const third = after.filter((s, i) => after.slice(0, i).filter((earlier) => earlier.backend === s.backend).length >= 2);
     expect(third.length).toBeGreaterThan(0);
     expect(third.every((s) => s.prepared && s.queries === 3)).toBe(true);
+  });
+
+  it('sends a deferred write that does not check itself when its unit finishes, before the writes of units that finish later', async () => {
+    const [first, second] = await oneBatch<number>([
+      // Finishes at once, its write still queued: it goes out now, not with the COMMIT after the other unit's.
+      { userId: acme.users.admin.id, work: async (em) => (await sendWithNext(em, 'update pipeline_probe set value = 5 where id = ?', ['a']), 1) },
+      {
+        userId: acme.users.admin.id,
+        work: async (em) => {
+          await em.execute('select 1');
+          await em.execute('select 1');
+          await em.execute('update pipeline_probe set value = 7 where id = ?', ['a']);
+          return 2;
+        },
+      },
+    ]);
+    expect([first!.status, second!.status]).toEqual(['fulfilled', 'fulfilled']);
+    expect((await values()).a).toBe(7);
   });
 
   it('writes the batch statement (audit and outbox) in the order the units wrote, not the order they arrived', async () => {
