@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inCommandTransaction, StalePlanError } from '../../../engine/runtime/command-transaction.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
@@ -14,11 +15,34 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-type Seen = { backend: number; prepared: boolean; columns: string[] };
+type Seen = { backend: number; prepared: boolean; columns: string[]; sent: string[] };
 
-/** One command's transaction that reports its session, whether its read is prepared there, and the columns it read. */
-const readCommand = () =>
-  inCommandTransaction<Seen>(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id }, async (em) => {
+/** The texts `work` sends to PostgreSQL (PREPARE and DEALLOCATE, sent after the transaction, left out). */
+async function sentDuring<T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  const sent: string[] = [];
+  prototype.query = function (this: unknown, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string };
+    const text = typeof config === 'string' ? config : (config.text ?? '');
+    if (!/^(prepare|deallocate) /.test(text)) sent.push(text);
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await work(), sent };
+  } finally {
+    prototype.query = original;
+  }
+}
+
+/** One command's transaction that reports its session, whether its read is prepared there, the columns it read, and what it sent. */
+const readCommand = async (): Promise<Seen> => {
+  const { result, sent } = await sentDuring(() => readInCommand());
+  return { ...result, sent };
+};
+
+const readInCommand = () =>
+  inCommandTransaction<Omit<Seen, 'sent'>>(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id }, async (em) => {
     const [session] = await em.execute<{ backend: number; prepared: boolean }[]>(
       `select pg_backend_pid() as backend, exists (select 1 from pg_prepared_statements where statement like '%from command_probe where id = $1') as prepared`,
     );
@@ -34,6 +58,11 @@ describe("a command's own transaction", () => {
     const repeated = before.filter((s, i) => before.slice(0, i).some((earlier) => earlier.backend === s.backend));
     expect(repeated.length).toBeGreaterThan(0);
     expect(repeated.every((s) => s.prepared)).toBe(true);
+    // ...and runs it as `execute`, its values no longer written into the text.
+    expect(repeated.every((s) => s.sent.some((text) => /execute engine_stmt_\d+\('a'\)/.test(text)))).toBe(true);
+    expect(repeated.some((s) => s.sent.some((text) => text.includes("from command_probe where id = 'a'")))).toBe(false);
+    // The first run on a session sends it inlined.
+    expect(before[0]!.sent.some((text) => text.includes("from command_probe where id = 'a'"))).toBe(true);
 
     // `select *` planned before a column was added cannot run any more ("cached plan must not change result type"):
     // the command fails as a stale plan (the engine runs such a command again, as after a version race) and the
