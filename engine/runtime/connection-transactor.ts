@@ -23,8 +23,8 @@ type TransactingClient = KnexClient & {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
 };
 
-/** One connection's knex transaction object, and whether a transaction of ours is open on it now. */
-type Held = { transactor: Knex.Transaction; open: boolean };
+/** One connection's knex transaction object, and the client it runs queries with. */
+type Held = { transactor: Knex.Transaction; client: TransactingClient };
 
 const byConnection = new WeakMap<PgConnection, Held>();
 
@@ -38,24 +38,30 @@ export class TransactionEnded extends Error {
 /**
  * What the ORM is bound to for one transaction on `connection` whose BEGIN, COMMIT and ROLLBACK the caller sends
  * itself (`inPooledTransaction`): a knex transaction object (queries go to this connection, a nested
- * `em.transactional` takes a savepoint, as in a knex transaction) built once per pooled connection and handed to
- * each of its transactions, instead of the knex object `knex.transaction` builds for every transaction (its
- * ~100 method properties were the largest allocation of a dispatch). Between `open` and `end` its queries run;
- * outside them they fail, as a finished knex transaction's do.
+ * `em.transactional` takes a savepoint, as in a knex transaction). The knex object is built once per pooled
+ * connection, not once per transaction as `knex.transaction` builds it (its ~100 method properties were the
+ * largest allocation of a dispatch); each transaction gets a view of it with a client of its own, which refuses
+ * queries once `end` was called, as a finished knex transaction does, even while the connection serves another.
  */
 export function transactorFor(connection: PgConnection, client: unknown): { transactor: Knex.Transaction; end(): void } {
   let held = byConnection.get(connection);
   if (!held) {
-    held = { transactor: makeKnex(transactingClient(client as KnexClient, connection, () => held!.open)), open: false };
+    const own = transactingClient(client as KnexClient, connection);
+    held = { transactor: makeKnex(own), client: own };
     Object.assign(held.transactor, { isTransaction: true, userParams: {} });
     byConnection.set(connection, held);
   }
-  const current = held;
-  current.open = true;
+  const shared = held.client;
+  let open = true;
+  const leased = Object.create(shared) as TransactingClient;
+  leased.query = (conn, obj) => (open ? shared.query(conn, obj) : Promise.reject(new TransactionEnded()));
+  const transactor = Object.create(held.transactor) as Knex.Transaction;
+  // Own and enumerable: knex takes an object without own enumerable keys for an empty (invalid) transaction.
+  Object.defineProperty(transactor, 'client', { value: leased, enumerable: true });
   return {
-    transactor: current.transactor,
+    transactor,
     end: () => {
-      current.open = false;
+      open = false;
     },
   };
 }
@@ -64,7 +70,7 @@ export function transactorFor(connection: PgConnection, client: unknown): { tran
  * A knex client that runs everything on `connection` and never gives it back to the pool (what knex's
  * `makeTxClient` builds per transaction), its events passed on to the pool's client as there.
  */
-function transactingClient(client: KnexClient, connection: PgConnection, open: () => boolean): TransactingClient {
+function transactingClient(client: KnexClient, connection: PgConnection): TransactingClient {
   const own = Object.create(client.constructor.prototype) as TransactingClient;
   Object.assign(own, {
     version: client.version,
@@ -79,7 +85,6 @@ function transactingClient(client: KnexClient, connection: PgConnection, open: (
   const query = own.query;
   own.query = (conn, obj) => {
     if (conn !== connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
-    if (!open()) return Promise.reject(new TransactionEnded());
     return query.call(own, conn, obj);
   };
   own.acquireConnection = () => Promise.resolve(connection);
