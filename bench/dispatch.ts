@@ -35,6 +35,8 @@ import { dispatcherContext, seedEngineSite, type EngineSite } from './support/en
 import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
 import { profiled } from './support/cpu-profile.ts';
+import { countGc, type GcFigures } from './support/gc-count.ts';
+import { startHeapProfile } from './support/heap-profile.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 
@@ -54,7 +56,8 @@ const progress = (line: string) => process.stderr.write(`[bench:dispatch] ${line
 const ms = (n: number) => n.toFixed(2);
 
 /** `engineCpu`: this process's CPU time (user + system) per dispatch: what the decision and the command cost in Node, without the wait for a CPU on a loaded machine (PostgreSQL's own time is not in it). */
-type Row = { drivers: number; strategy: string; engine: Percentiles; engineCpu: Percentiles; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number };
+/** `gc`: the timed series' collections (after its warm-up); `allocatedKb`: KB allocated per dispatch (with `BENCH_HEAP_PROFILE` only). */
+type Row = { drivers: number; strategy: string; engine: Percentiles; engineCpu: Percentiles; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
 
 async function main(): Promise<void> {
   const { cleanups, cleanup, loadBefore } = prepareRun(progress);
@@ -91,8 +94,14 @@ async function main(): Promise<void> {
             brute.push(bruteMs);
           }
         }
+        // The timed series' own collections and allocations, from the end of its warm-up.
+        const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         await profiled(`${size}-${strategy}`, async () => {
           for (const [i, jobId] of jobs.entries()) {
+            if (i === WARMUP) {
+              watch.gc = countGc();
+              watch.heap = await startHeapProfile(process.env.BENCH_HEAP_PROFILE && `${process.env.BENCH_HEAP_PROFILE}-${size}-${strategy}.heapprofile`);
+            }
             const cpu = process.cpuUsage();
             const started = performance.now();
             await services.engine.command(ctx, `job:${jobId}`, (scope) =>
@@ -106,8 +115,10 @@ async function main(): Promise<void> {
             }
           }
         }, progress);
-        rows.push({ drivers: size, strategy, engine: percentiles(engine), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]! });
-        progress(`${size} ${strategy}: p50 ${ms(percentiles(engine).p50)} ms, p99 ${ms(percentiles(engine).p99)} ms`);
+        const allocated = await watch.heap!.stop();
+        const gcFigures = await watch.gc!.stop();
+        rows.push({ drivers: size, strategy, engine: percentiles(engine), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]!, gc: gcFigures, allocatedKb: allocated === null ? null : allocated / 1024 / engine.length });
+        progress(`${size} ${strategy}: p50 ${ms(percentiles(engine).p50)} ms, p99 ${ms(percentiles(engine).p99)} ms, ${(gcFigures.scavenges * 100 / engine.length).toFixed(1)} scavenges per 100 (longest ${ms(gcFigures.scavengeMaxMs)} ms)${allocated === null ? '' : `, ${(allocated / 1024 / engine.length).toFixed(0)} KB allocated per dispatch`}`);
       }
       if (size === SIZES[0]) {
         claims = await claimThroughput(services.db.orm, services.engine, ctx, site);
@@ -237,10 +248,10 @@ async function claimThroughput(orm: MikroORM, engine: Engine, ctx: CommandContex
 
 function formatReport(rows: Row[], claims: { perSecond: number; latency: Percentiles }, statements: QueryCount | null): string {
   const lines = [
-    '| drivers | strategy | engine p50 ms | engine p99 ms | engine CPU p50 / p99 ms | decision only p99 ms | brute-force p50 ms | brute-force p99 ms | goal p99 | verdict |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| drivers | strategy | engine p50 ms | engine p99 ms | engine CPU p50 / p99 ms | scavenges per 100 (longest ms) | KB allocated per dispatch | decision only p99 ms | brute-force p50 ms | brute-force p99 ms | goal p99 | verdict |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) =>
-      `| ${r.drivers} | ${r.strategy} | ${ms(r.engine.p50)} | ${ms(r.engine.p99)} | ${ms(r.engineCpu.p50)} / ${ms(r.engineCpu.p99)} | ${ms(r.decideOnly.p99)} | ${ms(r.bruteForce.p50)} | ${ms(r.bruteForce.p99)} | < ${r.goalMs} ms | ${r.engine.p99 < r.goalMs ? 'met' : 'NOT met'} |`,
+      `| ${r.drivers} | ${r.strategy} | ${ms(r.engine.p50)} | ${ms(r.engine.p99)} | ${ms(r.engineCpu.p50)} / ${ms(r.engineCpu.p99)} | ${((r.gc.scavenges * 100) / r.engine.count).toFixed(1)} (${ms(r.gc.scavengeMaxMs)}) | ${r.allocatedKb === null ? '–' : r.allocatedKb.toFixed(0)} | ${ms(r.decideOnly.p99)} | ${ms(r.bruteForce.p50)} | ${ms(r.bruteForce.p99)} | < ${r.goalMs} ms | ${r.engine.p99 < r.goalMs ? 'met' : 'NOT met'} |`,
     ),
     '',
     `Pool claims (${CLAIMS} offers, ${CLAIM_CONCURRENCY} claimers at a time): ${claims.perSecond.toFixed(0)} claims/s, latency p50 ${ms(claims.latency.p50)} ms, p99 ${ms(claims.latency.p99)} ms`,

@@ -83,7 +83,10 @@ function stateOf(connection: PgConnection): ConnectionState {
     }
     const text = config.text as string;
     const skip = prefix.length;
-    return original.call(this, { ...config, text: `${prefix.join('; ')}; ${text}` }, (error: Error | null, result: unknown) => {
+    // One join, so the text goes out as one flat string: `pg` measures it before writing, and a concatenation of
+    // the joined prefix and the statement would be copied whole once more there (kilobytes of JSON per command).
+    prefix.push(text);
+    return original.call(this, { ...config, text: prefix.join('; ') }, (error: Error | null, result: unknown) => {
       // A failed prefix skips the COMMIT or ROLLBACK it travelled with: end the transaction before the connection
       // is reused (a second ROLLBACK only warns).
       if (error && /^\s*(commit|rollback)\b/i.test(text)) void (original.call(this, 'rollback') as Promise<unknown>).catch(() => undefined);
