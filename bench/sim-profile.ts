@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { planFor } from '../sim/scenario-loader.ts';
 import { simulateInProcess } from '../sim/simulate.ts';
+import { DEFAULT_ADMIN_URL as ADMIN_URL, SimDatabases } from '../sim/sim-database.ts';
 import { SiteApi } from '../sim/site-api.ts';
+import { postgresCpu } from './support/postgres-cpu.ts';
 import { parseStrategies } from '../sim/strategies.ts';
 
 /**
@@ -88,44 +89,33 @@ SiteApi.prototype.raw = async function (method, path, body, credential) {
   }
 };
 
-/** CPU ticks of every postgres process (the server and its backends), sampled so exited backends still count. */
-const seen = new Map<number, number>();
-let pgTicks = 0;
-function sample(): void {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      const pid = Number(entry);
-      pgTicks += Math.max(0, ticks - (seen.get(pid) ?? ticks));
-      seen.set(pid, ticks);
-    } catch {
-      /* exited */
-    }
-  }
-}
+/** PostgreSQL CPU of the run's own database (its backends, from /proc), sampled so backends that exit still count. */
+let postgres: Awaited<ReturnType<typeof postgresCpu>> | null = null;
+let postgresMicros = 0;
+const fresh = SimDatabases.prototype.fresh;
+SimDatabases.prototype.fresh = async function () {
+  const database = await fresh.call(this);
+  postgres = await postgresCpu(ADMIN_URL, database.name);
+  return database;
+};
+const sample = () => void postgres?.micros().then((micros) => (postgresMicros = micros), () => undefined);
 
 const hours = Number(values.hours);
 const plan = planFor('bench-day', 42, { drivers: Number(values.drivers), jobs: Number(values.jobs), ...(hours === 12 ? {} : { hours }) });
 const [strategy] = parseStrategies(values.strategy);
-sample();
 const sampler = setInterval(sample, 200);
 const cpu = process.cpuUsage();
 const elu = performance.eventLoopUtilization();
 const started = performance.now();
 const sim = await simulateInProcess(plan, [strategy!], {});
 const wallMs = performance.now() - started;
-sample();
 clearInterval(sampler);
 const used = process.cpuUsage(cpu);
 const loop = performance.eventLoopUtilization(elu);
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const result = sim.comparison.strategies[strategy!]!;
 out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${result.summary.completed} completed; wall ${(wallMs / 1000).toFixed(1)} s (run ${(sim.wallMs[strategy!]! / 1000).toFixed(1)} s)`);
-out(`Node CPU ${((used.user + used.system) / 1e6).toFixed(1)} s (user ${(used.user / 1e6).toFixed(1)}, sys ${(used.system / 1e6).toFixed(1)}); event loop busy ${(loop.utilization * 100).toFixed(1)}%; PostgreSQL CPU ${(pgTicks / 100).toFixed(1)} s`);
+out(`Node CPU ${((used.user + used.system) / 1e6).toFixed(1)} s (user ${(used.user / 1e6).toFixed(1)}, sys ${(used.system / 1e6).toFixed(1)}); event loop busy ${(loop.utilization * 100).toFixed(1)}%; PostgreSQL CPU (the run's database) ${(postgresMicros / 1e6).toFixed(1)} s`);
 out(`setup until the first call of the day ${((dayStartedMs - started) / 1000).toFixed(1)} s; the day's calls ${((lastAnswerMs - dayStartedMs) / 1000).toFixed(1)} s; after the last ${((started + wallMs - lastAnswerMs) / 1000).toFixed(1)} s; analyze ${(analyzeMs / 1000).toFixed(1)} s`);
 out('operation | calls | mean latency ms | statements/call | alone s | total latency s');
 for (const [name, t] of [...tallies].sort((a, b) => b[1].latencyMs - a[1].latencyMs)) {
