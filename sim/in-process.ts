@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { Client } from 'pg';
 import { loadConfig } from '../app/config.ts';
 import { createServices, type Services } from '../app/services.ts';
 import { createApplication } from '../engine/admin/application.service.ts';
@@ -12,7 +11,7 @@ import { issueSession } from '../engine/auth/session.service.ts';
 import { UserProfileSchema } from '../persistence/entities/user-profile.entity.ts';
 import { UserSchema } from '../persistence/entities/user.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
-import { analyzeAsJobsDouble, type ExecuteSql } from './planner-upkeep.ts';
+import { analyzeAsJobsDouble } from './planner-upkeep.ts';
 import type { Timeline } from './run-context.ts';
 import type { SimDatabases } from './sim-database.ts';
 import { SessionCredential, SiteApi } from './site-api.ts';
@@ -25,7 +24,7 @@ export type InProcessSite = {
   timeline: Timeline;
   services: Services;
   signIn: SignInDriver;
-  /** The database's upkeep as the day's jobs are created (sim/planner-upkeep.ts): returns at once. */
+  /** The database's upkeep as the day's jobs are created (sim/planner-upkeep.ts). */
   afterJobCreated: () => Promise<void>;
   close(): Promise<void>;
 };
@@ -67,8 +66,6 @@ export async function startInProcessSite(databases: SimDatabases, dayStart: Date
     return createSite(em, SYSTEM, { name: 'Simulation', organization_id: organization.id, subdomain: SUBDOMAIN });
   });
   const { apiKey } = await inTenantScope(orm, { siteId: site.id }, (em) => createApplication(em, SYSTEM, site.id, { name: 'simulator office', role: 'admin' }));
-  const upkeepClient = lazyClient(database.url);
-  const upkeep = analyzeAsJobsDouble(upkeepClient.execute);
   const app = createHttpApp(services, ALL_OPERATIONS);
   const api = new SiteApi(inMemoryTransport(app, `${SUBDOMAIN}.${config.baseDomain}`), apiKey);
   const startMs = dayStart.getTime();
@@ -93,31 +90,10 @@ export async function startInProcessSite(databases: SimDatabases, dayStart: Date
     timeline,
     services,
     signIn,
-    afterJobCreated: () => upkeep.afterJobCreated(),
+    afterJobCreated: analyzeAsJobsDouble((sql) => orm.em.fork().execute(sql)),
     async close() {
-      try {
-        await upkeep.settle();
-      } finally {
-        await upkeepClient.close();
-        await services.close();
-        await database.drop();
-      }
-    },
-  };
-}
-
-/** A connection of the upkeep's own, opened at its first statement: the engine's pool stays the day's. */
-function lazyClient(url: string): { execute: ExecuteSql; close(): Promise<void> } {
-  let client: Promise<Client> | null = null;
-  const connected = () => (client ??= (async () => {
-    const opened = new Client({ connectionString: url });
-    await opened.connect();
-    return opened;
-  })());
-  return {
-    execute: async (sql) => (await connected()).query(sql),
-    async close() {
-      if (client) await (await client.catch(() => null))?.end();
+      await services.close();
+      await database.drop();
     },
   };
 }
