@@ -39,7 +39,8 @@ const query = clientPrototype.query;
 clientPrototype.query = function (this: unknown, ...args: unknown[]) {
   const tally = operation.getStore();
   if (tally) tally.statements += 1;
-  if (args[0] === 'analyze') {
+  const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+  if (typeof text === 'string' && /^\s*analyze\b/i.test(text)) {
     const started = performance.now();
     const result = query.apply(this, args) as Promise<unknown>;
     void result.finally(() => (analyzeMs += performance.now() - started));
@@ -121,6 +122,8 @@ out('operation | calls | mean latency ms | statements/call | alone s | total lat
 for (const [name, t] of [...tallies].sort((a, b) => b[1].latencyMs - a[1].latencyMs)) {
   out(`${name} | ${t.calls} | ${(t.latencyMs / t.calls).toFixed(2)} | ${(t.statements / t.calls).toFixed(2)} | ${(t.aloneMs / 1000).toFixed(1)} | ${(t.latencyMs / 1000).toFixed(1)}`);
 }
-out(`time by calls in flight (s): ${[...msAtCount].sort((a, b) => a[0] - b[0]).map(([n, ms]) => `${n}: ${(ms / 1000).toFixed(1)}`).join(', ')}`);
+const byCount = [...msAtCount].sort((a, b) => a[0] - b[0]);
+const many = byCount.filter(([n]) => n > 16).reduce((sum, [, ms]) => sum + ms, 0);
+out(`time by calls in flight (s): ${byCount.filter(([n]) => n <= 16).map(([n, ms]) => `${n}: ${(ms / 1000).toFixed(1)}`).join(', ')}, more: ${(many / 1000).toFixed(1)}`);
 out(JSON.stringify((globalThis as unknown as { flushStats: unknown }).flushStats));
 process.exit(0);
