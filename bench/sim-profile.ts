@@ -42,8 +42,15 @@ clientPrototype.query = function (this: unknown, ...args: unknown[]) {
   const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
   if (typeof text === 'string' && /^\s*analyze\b/i.test(text)) {
     const started = performance.now();
+    const done = () => (analyzeMs += performance.now() - started);
+    // knex passes a callback (and gets no promise back); a plain client gets a promise.
+    const callback = args.at(-1);
+    if (typeof callback === 'function') {
+      args[args.length - 1] = (...answer: unknown[]) => (done(), (callback as (...a: unknown[]) => unknown)(...answer));
+      return query.apply(this, args);
+    }
     const result = query.apply(this, args) as Promise<unknown>;
-    void result.finally(() => (analyzeMs += performance.now() - started));
+    void result.finally(done);
     return result;
   }
   return query.apply(this, args);
@@ -125,5 +132,4 @@ for (const [name, t] of [...tallies].sort((a, b) => b[1].latencyMs - a[1].latenc
 const byCount = [...msAtCount].sort((a, b) => a[0] - b[0]);
 const many = byCount.filter(([n]) => n > 16).reduce((sum, [, ms]) => sum + ms, 0);
 out(`time by calls in flight (s): ${byCount.filter(([n]) => n <= 16).map(([n, ms]) => `${n}: ${(ms / 1000).toFixed(1)}`).join(', ')}, more: ${(many / 1000).toFixed(1)}`);
-out(JSON.stringify((globalThis as unknown as { flushStats: unknown }).flushStats));
 process.exit(0);
