@@ -77,7 +77,8 @@ async function main(): Promise<void> {
   }
   for (const [name, ms] of Object.entries(simulation.wallMs)) progress.done(name, `in ${(ms / 1000).toFixed(1)} s wall`);
   const json = JSON.stringify(simulation.comparison, null, 2) + '\n';
-  if (values.json === '-') process.stdout.write(json);
+  // A pipe takes the JSON asynchronously: without waiting, the process.exit below cut it at 64 KB (a full day's is ~600 KB).
+  if (values.json === '-') await new Promise<void>((resolve, reject) => process.stdout.write(json, (error) => (error ? reject(error) : resolve())));
   else if (values.json) writeFileSync(values.json, json);
   if (values.json !== '-') out(comparisonTable(simulation.comparison));
   if (values.report) writeFileSync(values.report, renderReport(simulation.comparison));

@@ -11,7 +11,7 @@ const SOCKET_DIRECTORY = '/var/run/postgresql';
  * Through the Unix socket when there is one (the run then connects the same way): every statement is a socket write,
  * and over TCP loopback those writes cost the simulator 5–14% more CPU and ~9% more wall time on a 2-core machine.
  */
-const DEFAULT_ADMIN_URL =
+export const DEFAULT_ADMIN_URL =
   process.env.SIM_POSTGRES_ADMIN_URL ??
   (existsSync(`${SOCKET_DIRECTORY}/.s.PGSQL.5432`) ? `postgres://postgres@${encodeURIComponent(SOCKET_DIRECTORY)}:5432/postgres` : 'postgres://postgres@127.0.0.1:5432/postgres');
 
