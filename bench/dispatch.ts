@@ -11,7 +11,7 @@
  * vehicle, available driver actors with positions scattered over ~20 km around Paris). Jobs are created through the
  * command path before each timed series (not timed), one stop each at a random point. Decisions run one at a time.
  *
- * Run: `npm run bench:dispatch` (a few minutes). Progress on stderr, table on stdout, JSON in bench/results/dispatch.json.
+ * Run: `npm run bench:dispatch`, i.e. Node with `--max-semi-space-size=64` as `npm start` runs the server (a few minutes). Progress on stderr, table on stdout, JSON in bench/results/dispatch.json.
  * `BENCH_DISPATCH_SIZES=1000` runs one size, `BENCH_DISPATCH_SAMPLES=30` takes fewer decisions per series, and
  * `BENCH_CPU_PROFILE=<prefix>` writes a V8 CPU profile of each timed series to `<prefix>-<size>-<strategy>.cpuprofile`.
  */

@@ -17,7 +17,7 @@
  *   costs), 16 in flight as measured (group commit shares a transaction among them) and then one at a time (a group
  *   of one), and the audit and outbox rows are checked against the commands that succeeded.
  *
- * Run: `npm run bench:engine`, i.e. `node --expose-gc --import tsx bench/engine.ts` (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
+ * Run: `npm run bench:engine`, i.e. `node --expose-gc --max-semi-space-size=64 --import tsx bench/engine.ts`, Node as `npm start` runs the server (about 90 s). Progress on stderr, tables on stdout, JSON in bench/results/.
  * Shorter runs and a CPU profile: see `support/engine-options.ts` (BENCH_SECONDS, BENCH_WORKLOADS, BENCH_CPU_PROFILE, ...).
  */
 import os from 'node:os';
