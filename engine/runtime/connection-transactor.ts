@@ -56,6 +56,22 @@ export function transactorFor(connection: PgConnection, client: unknown): { tran
   const leased = Object.create(shared) as TransactingClient;
   leased.query = (conn, obj) => (open ? shared.query(conn, obj) : Promise.reject(new TransactionEnded()));
   const transactor = Object.create(held.transactor) as Knex.Transaction;
+  // What knex's nested transactions read of their outer one: whether it ended (then they refuse queries, as the
+  // leased client does), and the last sibling's promise (savepoints of one transaction run one after the other).
+  const outer = { _lastChild: Promise.resolve() as Promise<unknown>, isCompleted: () => !open, transactor };
+  // A context of this transaction's own: `raw`, `queryBuilder` and nested transactions use the leased client.
+  const context = Object.create((held.transactor as unknown as { context: object }).context, {
+    client: { value: leased, writable: true },
+    transaction: {
+      value(this: { _transaction(container: unknown, config: object, outerTx: unknown): unknown }, container: unknown, options?: object) {
+        // knex's own entry for a transaction with an outer one (what its transactors' `transaction` calls).
+        // oxlint-disable-next-line no-underscore-dangle
+        return this._transaction(container, { doNotRejectOnRollback: true, userParams: {}, ...options }, outer);
+      },
+    },
+  });
+  Object.defineProperty(transactor, 'context', { value: context });
+  Object.defineProperty(transactor, 'isCompleted', { value: () => !open });
   // Own and enumerable: knex takes an object without own enumerable keys for an empty (invalid) transaction.
   Object.defineProperty(transactor, 'client', { value: leased, enumerable: true });
   return {

@@ -128,6 +128,8 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
     literal: (value) => connection.escapeLiteral(value),
     run: (text) =>
       new Promise((resolve, reject) => {
+        // A stale caller (an EntityManager kept past its transaction) must not reach the next owner's session.
+        if (!mine()) return reject(new Error('Transaction query already complete: this transaction has ended'));
         connection.query({ text, [OWN]: true }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
       }),
     exclusive: () => {

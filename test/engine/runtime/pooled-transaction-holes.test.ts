@@ -19,11 +19,12 @@ const inCommand = <T>(work: (em: EntityManager) => Promise<T>) =>
 
 const ENDED = /transaction has ended|already complete/;
 
+const backendAndXid = (em: EntityManager) =>
+  em.execute<{ pid: number; xid: string }[]>(em.getKnex().raw('select pg_backend_pid() as pid, txid_current()::text as xid')).then((rows) => rows[0]!);
+
 describe('review: a stale command EntityManager', () => {
   it("refuses a nested em.transactional once its transaction has ended, instead of running it in the next holder's transaction", async () => {
     let kept: EntityManager | undefined;
-    const backendAndXid = (em: EntityManager) =>
-      em.execute<{ pid: number; xid: string }[]>(em.getKnex().raw('select pg_backend_pid() as pid, txid_current()::text as xid')).then((rows) => rows[0]!);
     const first = await inCommand(async (em) => {
       kept = em;
       return backendAndXid(em);
