@@ -55,6 +55,8 @@ export function transactorFor(connection: PgConnection, client: unknown): { tran
   let open = true;
   const leased = Object.create(shared) as TransactingClient;
   leased.query = (conn, obj) => (open ? shared.query(conn, obj) : Promise.reject(new TransactionEnded()));
+  // What reaches the connection without a query (a dispatch statement prepared on the session) asks for it here.
+  leased.acquireConnection = () => (open ? shared.acquireConnection() : Promise.reject(new TransactionEnded()));
   const transactor = Object.create(held.transactor) as Knex.Transaction;
   // What knex's nested transactions read of their outer one: whether it ended (then they refuse queries, as the
   // leased client does), and the last sibling's promise (savepoints of one transaction run one after the other).

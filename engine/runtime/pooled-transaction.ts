@@ -39,7 +39,11 @@ export async function inPooledTransaction<T>(
     failure = error;
     // A COMMIT that failed (or the statements sent with it) ended the transaction; anything else is rolled back
     // here, with the work's error kept as the one the caller sees.
-    if (!committing) await prefix.run('rollback').catch(() => undefined);
+    // The writes still queued for the COMMIT are dropped first: sent with the ROLLBACK they would only run in vain.
+    if (!committing) {
+      prefix.discard();
+      await prefix.run('rollback').catch(() => undefined);
+    }
     throw error;
   } finally {
     held.end();
