@@ -107,3 +107,56 @@ describe('a pooled transaction (the command path, group commit and the relay)', 
     await expect(kept!.find(OutboxMessageSchema, { entityId: 'none' })).rejects.toThrow(/transaction has ended|already complete/);
   });
 });
+
+const ENDED = /transaction has ended|already complete/;
+
+const backendAndXid = (em: EntityManager) =>
+  em.execute<{ pid: number; xid: string }[]>(em.getKnex().raw('select pg_backend_pid() as pid, txid_current()::text as xid')).then((rows) => rows[0]!);
+
+describe('an EntityManager kept past its command', () => {
+  it("refuses a nested em.transactional once its transaction has ended, instead of running it in the next holder's transaction", async () => {
+    let kept: EntityManager | undefined;
+    const first = await inCommand(async (em) => {
+      kept = em;
+      return backendAndXid(em);
+    });
+    const other = await inCommand(async (em) => {
+      const own = await backendAndXid(em);
+      if (own.pid !== first.pid) return { own, stale: 'other session (inconclusive)' as unknown };
+      // The stale manager's savepoint and query are sent on this session, inside this command's transaction.
+      const stale = await kept!.transactional((inner) => backendAndXid(inner)).then((seen) => seen, (error: Error) => error.message);
+      return { own, stale };
+    });
+    expect(other.stale).not.toBe('other session (inconclusive)');
+    // Refused like the flat query (knex's nested transaction checks its outer one); here it ran in the other's transaction.
+    expect(other.stale).not.toEqual(other.own);
+    expect(String(other.stale)).toMatch(ENDED);
+  });
+
+  it('refuses em.execute with a raw SQL string once its transaction has ended', async () => {
+    let kept: EntityManager | undefined;
+    await inCommand(async (em) => {
+      kept = em;
+      await em.execute('select 1');
+    });
+    // executeDirectly sends through prefix.run, which is not gated on the prefix's owner: it reaches the connection.
+    await expect(kept!.execute('select 1 as one')).rejects.toThrow(ENDED);
+  });
+});
+
+describe('review: nested transactions', () => {
+  it('runs two concurrent em.transactional of one command one after the other (knex chains siblings on outerTx)', async () => {
+    const result = await inCommand(async (em) => {
+      const one = em.transactional(async (inner) => {
+        await inner.execute(inner.getKnex().raw('select pg_sleep(0.05)'));
+        return 1;
+      });
+      const two = em.transactional(async (inner) => {
+        await inner.execute(inner.getKnex().raw('select 2'));
+        return 2;
+      });
+      return Promise.all([one, two]);
+    });
+    expect(result).toEqual([1, 2]);
+  });
+});
