@@ -38,8 +38,8 @@ export async function inPooledTransaction<T>(
   } catch (error) {
     failure = error;
     // A COMMIT that failed (or the statements sent with it) ended the transaction; anything else is rolled back
-    // here, with the work's error kept as the one the caller sees.
-    // The writes still queued for the COMMIT are dropped first: sent with the ROLLBACK they would only run in vain.
+    // here, with the work's error kept as the one the caller sees, and without the writes still queued for the
+    // COMMIT (sent with the ROLLBACK, they would only run in vain).
     if (!committing) {
       prefix.discard();
       await prefix.run('rollback').catch(() => undefined);

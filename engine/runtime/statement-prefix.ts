@@ -1,4 +1,5 @@
 import { answerLocally, isOwnOrControl, OWN, refuse, type Callback, type ConnectionState, type QueryConfig } from './connection-answers.ts';
+import { TransactionEnded } from './connection-transactor.ts';
 
 /** The bits of a `pg` Client this file uses. */
 export type PgConnection = {
@@ -129,7 +130,7 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
     run: (text) =>
       new Promise((resolve, reject) => {
         // A stale caller (an EntityManager kept past its transaction) must not reach the next owner's session.
-        if (!mine()) return reject(new Error('Transaction query already complete: this transaction has ended'));
+        if (!mine()) return reject(new TransactionEnded());
         connection.query({ text, [OWN]: true }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
       }),
     exclusive: () => {
