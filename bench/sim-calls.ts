@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import { planFor } from '../sim/scenario-loader.ts';
 import { simulateInProcess } from '../sim/simulate.ts';
 import { SiteApi } from '../sim/site-api.ts';
-import { parseStrategies } from '../sim/strategies.ts';
+import { benchDay, benchDayOptions } from './support/bench-day.ts';
 
 /**
  * A diagnostic for `bench:sim`: CPU time, wall time and SQL statements per REST call, by operation, over the speed
@@ -16,12 +15,7 @@ import { parseStrategies } from '../sim/strategies.ts';
  *   node --import tsx bench/sim-calls.ts --hours 1.2 --jobs 500
  */
 const { values } = parseArgs({
-  options: {
-    strategy: { type: 'string', default: 'team-eta' },
-    drivers: { type: 'string', default: '200' },
-    jobs: { type: 'string', default: '500' },
-    hours: { type: 'string', default: '1.2' },
-  },
+  options: benchDayOptions({ jobs: '500', hours: '1.2' }),
 });
 
 type Tally = { calls: number; cpuMs: number; wallMs: number; statements: number };
@@ -65,11 +59,10 @@ SiteApi.prototype.raw = function (method, path, body, credential) {
 };
 
 const hours = Number(values.hours);
-const plan = planFor('bench-day', 42, { drivers: Number(values.drivers), jobs: Number(values.jobs), ...(hours === 12 ? {} : { hours }) });
-const [strategy] = parseStrategies(values.strategy);
-const sim = await simulateInProcess(plan, [strategy!], {});
+const { plan, strategy } = benchDay(values);
+const sim = await simulateInProcess(plan, [strategy], {});
 const out = (line: string) => process.stdout.write(`${line}\n`);
-out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${sim.comparison.strategies[strategy!]!.summary.completed} jobs completed`);
+out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${sim.comparison.strategies[strategy]!.summary.completed} jobs completed`);
 out('operation | calls | CPU ms/call | wall ms/call | statements/call | CPU s total');
 for (const [name, t] of [...tallies].sort((a, b) => b[1].cpuMs - a[1].cpuMs)) {
   out(`${name} | ${t.calls} | ${(t.cpuMs / t.calls).toFixed(2)} | ${(t.wallMs / t.calls).toFixed(2)} | ${(t.statements / t.calls).toFixed(1)} | ${(t.cpuMs / 1000).toFixed(1)}`);

@@ -2,28 +2,22 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import { planFor } from '../sim/scenario-loader.ts';
 import { simulateInProcess } from '../sim/simulate.ts';
 import { DEFAULT_ADMIN_URL as ADMIN_URL, SimDatabases } from '../sim/sim-database.ts';
 import { SiteApi } from '../sim/site-api.ts';
 import { postgresCpu } from './support/postgres-cpu.ts';
-import { parseStrategies } from '../sim/strategies.ts';
+import { benchDay, benchDayOptions } from './support/bench-day.ts';
 
 /**
  * A diagnostic for `bench:sim` that runs the day as the bench does (calls overlapping) and says where its wall time
- * went: Node's CPU and event-loop use, PostgreSQL's CPU (every backend on this machine, from /proc), and per REST
+ * went: Node's CPU and event-loop use, PostgreSQL's CPU (the backends serving the run's database, from /proc), and per REST
  * operation its calls, mean latency and statements (attributed through AsyncLocalStorage); then how many calls were
  * in flight over time (a lone decision is the serial part of the day).
  *
  *   node --import tsx bench/sim-profile.ts --hours 4 --jobs 1667
  */
 const { values } = parseArgs({
-  options: {
-    strategy: { type: 'string', default: 'team-eta' },
-    drivers: { type: 'string', default: '200' },
-    jobs: { type: 'string', default: '1667' },
-    hours: { type: 'string', default: '4' },
-  },
+  options: benchDayOptions({ jobs: '1667', hours: '4' }),
 });
 
 type Tally = { calls: number; latencyMs: number; statements: number; aloneMs: number };
@@ -109,20 +103,19 @@ SimDatabases.prototype.fresh = async function () {
 const sample = () => void postgres?.micros().then((micros) => (postgresMicros = micros), () => undefined);
 
 const hours = Number(values.hours);
-const plan = planFor('bench-day', 42, { drivers: Number(values.drivers), jobs: Number(values.jobs), ...(hours === 12 ? {} : { hours }) });
-const [strategy] = parseStrategies(values.strategy);
+const { plan, strategy } = benchDay(values);
 const sampler = setInterval(sample, 200);
 const cpu = process.cpuUsage();
 const elu = performance.eventLoopUtilization();
 const started = performance.now();
-const sim = await simulateInProcess(plan, [strategy!], {});
+const sim = await simulateInProcess(plan, [strategy], {});
 const wallMs = performance.now() - started;
 clearInterval(sampler);
 const used = process.cpuUsage(cpu);
 const loop = performance.eventLoopUtilization(elu);
 const out = (line: string) => process.stdout.write(`${line}\n`);
-const result = sim.comparison.strategies[strategy!]!;
-out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${result.summary.completed} completed; wall ${(wallMs / 1000).toFixed(1)} s (run ${(sim.wallMs[strategy!]! / 1000).toFixed(1)} s)`);
+const result = sim.comparison.strategies[strategy]!;
+out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${result.summary.completed} completed; wall ${(wallMs / 1000).toFixed(1)} s (run ${(sim.wallMs[strategy]! / 1000).toFixed(1)} s)`);
 out(`Node CPU ${((used.user + used.system) / 1e6).toFixed(1)} s (user ${(used.user / 1e6).toFixed(1)}, sys ${(used.system / 1e6).toFixed(1)}); event loop busy ${(loop.utilization * 100).toFixed(1)}%; PostgreSQL CPU (the run's database) ${(postgresMicros / 1e6).toFixed(1)} s`);
 out(`setup until the first call of the day ${((dayStartedMs - started) / 1000).toFixed(1)} s; the day's calls ${((lastAnswerMs - dayStartedMs) / 1000).toFixed(1)} s; after the last ${((started + wallMs - lastAnswerMs) / 1000).toFixed(1)} s; analyze ${(analyzeMs / 1000).toFixed(1)} s`);
 out('operation | calls | mean latency ms | statements/call | alone s | total latency s');

@@ -6,6 +6,7 @@ import { planFor } from '../sim/scenario-loader.ts';
 import { simulateInProcess } from '../sim/simulate.ts';
 import { parseStrategies } from '../sim/strategies.ts';
 import { writeResults } from './support/report.ts';
+import { benchDay, benchDayOptions } from './support/bench-day.ts';
 
 /** Tables and results go to stdout; progress and warnings to stderr. */
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
@@ -17,11 +18,7 @@ const out = (text: string): void => void process.stdout.write(`${text}\n`);
  */
 const { values } = parseArgs({
   options: {
-    strategy: { type: 'string', default: 'team-eta' },
-    drivers: { type: 'string', default: '200' },
-    jobs: { type: 'string', default: '5000' },
-    // A shorter day for quick runs: `--hours 1.2 --jobs 500` keeps the full day's load per driver at a tenth of it.
-    hours: { type: 'string', default: '12' },
+    ...benchDayOptions({ jobs: '5000', hours: '12' }),
     instances: { type: 'string', default: 'lc101,lr101,lrc101,lc201' },
     strategies: { type: 'string', default: 'round-robin,team-eta,pool,load-balanced' },
     skip: { type: 'string', default: '' },
@@ -34,13 +31,11 @@ if (loadBefore > 1) progress(`warning: 1-minute load average is ${loadBefore.toF
 const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, load_before: loadBefore } };
 
 if (!values.skip.includes('speed')) {
-  const hours = Number(values.hours);
-  const plan = planFor('bench-day', 42, { drivers: Number(values.drivers), jobs: Number(values.jobs), ...(hours === 12 ? {} : { hours }) });
-  const [strategy] = parseStrategies(values.strategy);
+  const { plan, strategy } = benchDay(values);
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 250);
   let lastShown = -1;
-  const sim = await simulateInProcess(plan, [strategy!], {
+  const sim = await simulateInProcess(plan, [strategy], {
     onProgress: (_name, done) => {
       const tenth = Math.floor(done * 10);
       if (tenth !== lastShown) progress(`speed run: ${tenth * 10}% of the day`);
@@ -48,8 +43,8 @@ if (!values.skip.includes('speed')) {
     },
   });
   clearInterval(sampler);
-  const result = sim.comparison.strategies[strategy!]!;
-  const wallS = sim.wallMs[strategy!]! / 1000;
+  const result = sim.comparison.strategies[strategy]!;
+  const wallS = sim.wallMs[strategy]! / 1000;
   const virtualS = plan.scenario.day.duration_s;
   const calls = Object.values(result.api_calls).reduce((a, b) => a + b, 0);
   const speed = { strategy, drivers: plan.drivers.length, jobs: plan.jobs.length, wall_s: wallS, virtual_s: virtualS, x_real_time: Math.round(virtualS / wallS), api_calls: calls, calls_per_s: Math.round(calls / wallS), peak_rss_mb: Math.round(peakRss / 2 ** 20), completed: result.summary.completed };
