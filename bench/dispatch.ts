@@ -107,6 +107,7 @@ async function main(): Promise<void> {
         }
         // The timed series' own collections and allocations, from the end of its warm-up.
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
+        progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
         await profiled(`${size}-${strategy}`, async () => {
           for (const [i, jobId] of jobs.entries()) {
