@@ -10,7 +10,7 @@ export type QueryCount = {
   concurrency: number;
   /** Statements (each one a round trip to PostgreSQL) per operation, in total and by owner. */
   perOperation: Record<Owner | 'total', number>;
-  statements: { owner: Owner; statement: string; perOperation: number }[];
+  statements: { owner: Owner; statement: string; perOperation: number; bytes: number }[];
 };
 
 /**
@@ -36,6 +36,9 @@ function shapeOne(text: string): string {
   return (head?.[1] ?? sql.slice(0, 60)).toLowerCase();
 }
 
+/** A round trip's text as sent: its shape, and its size in bytes (what the socket write copies). */
+type Sent = { statement: string; bytes: number };
+
 /**
  * Counts the SQL statements sent while `operations` run (one at a time unless `concurrency` says otherwise), by wrapping the `pg` Client's `query` for
  * that window only: MikroORM (through knex) and every pool share the one `pg` module, so nothing in the engine
@@ -46,11 +49,16 @@ function shapeOne(text: string): string {
 export async function countQueries(count: number, operation: (i: number) => Promise<void>, concurrency = 1): Promise<QueryCount> {
   const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = prototype.query;
-  const open = new WeakMap<object, string[]>();
-  const seen = new Map<string, number>();
-  const relays = new WeakSet<string[]>();
-  const tally = (owner: Owner, statements: string[]) => {
-    for (const statement of statements) seen.set(`${owner}\t${statement}`, (seen.get(`${owner}\t${statement}`) ?? 0) + 1);
+  const open = new WeakMap<object, Sent[]>();
+  const seen = new Map<string, { count: number; bytes: number }>();
+  const relays = new WeakSet<Sent[]>();
+  const tally = (owner: Owner, statements: Sent[]) => {
+    for (const { statement, bytes } of statements) {
+      const entry = seen.get(`${owner}\t${statement}`) ?? { count: 0, bytes: 0 };
+      entry.count += 1;
+      entry.bytes += bytes;
+      seen.set(`${owner}\t${statement}`, entry);
+    }
   };
   prototype.query = function (this: object, ...args: unknown[]) {
     const first = args[0];
@@ -60,8 +68,9 @@ export async function countQueries(count: number, operation: (i: number) => Prom
     const begins = statement === 'begin' || statement.startsWith('begin + ');
     const transaction = begins ? [] : open.get(this);
     if (begins) open.set(this, transaction!);
-    if (!transaction) tally('none', [statement]);
-    else transaction.push(statement);
+    const sent = { statement, bytes: Buffer.byteLength(text) };
+    if (!transaction) tally('none', [sent]);
+    else transaction.push(sent);
     // The relay's transaction takes its own advisory lock; commands take others (a driver's day in dispatch).
     if (transaction && text.includes('outbox-relay')) relays.add(transaction);
     // A COMMIT may carry statements queued before it (the group commit's audit and outbox INSERT): `... + commit`.
@@ -79,9 +88,9 @@ export async function countQueries(count: number, operation: (i: number) => Prom
     prototype.query = original;
   }
   const statements = [...seen]
-    .map(([key, n]) => {
+    .map(([key, { count: n, bytes }]) => {
       const [owner, statement] = key.split('\t') as [Owner, string];
-      return { owner, statement, perOperation: n / count };
+      return { owner, statement, perOperation: n / count, bytes: Math.round(bytes / n) };
     })
     .sort((a, b) => a.owner.localeCompare(b.owner) || b.perOperation - a.perOperation);
   const sum = (owner?: Owner) => statements.filter((s) => !owner || s.owner === owner).reduce((total, s) => total + s.perOperation, 0);

@@ -28,11 +28,12 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
   const count = drivers.length;
   if (strategy === 'round-robin' || !target || count <= perGroup) return drivers.map((_, i) => i);
   const byLoad = strategy === 'load' || strategy === 'load-balanced';
-  // One pass: each driver's distance and group. A group is a transport mode (or "no position": those cost no matrix
-  // cell and are always kept), and for the load strategies a load level too. Drivers of one fleet mostly share a
-  // vehicle type, so the mode of the previous driver's type is reused. Typed arrays and plain loops: this runs over
-  // every eligible driver.
-  const { meters, groups, keep } = scratchFor(count);
+  // One pass: each driver's distance and group. The distance is kept as the haversine of the central angle, which
+  // grows with it: the arcsine and square root that make it meters are taken once, for the K-th driver's threshold.
+  // A group is a transport mode (or "no position": those cost no matrix cell and are always kept), and for the load
+  // strategies a load level too. Drivers of one fleet mostly share a vehicle type, so the mode of the previous
+  // driver's type is reused. Typed arrays and plain loops: this runs over every eligible driver.
+  const { haversines, groups, keep } = scratchFor(count);
   const modeNames: string[] = [];
   const groupKeys = new Map<number, number>();
   const groupLoads: number[] = [];
@@ -46,7 +47,7 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
     const position = driver.position;
     let mode = NO_POSITION;
     if (position) {
-      meters[i] = greatCircleMeters(position, target$);
+      haversines[i] = haversineOf(position, target$);
       if (driver.vehicleType !== lastType) {
         lastType = driver.vehicleType;
         const name = modeOf(lastType);
@@ -76,13 +77,13 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
       if (groupLoads[group] !== level) continue;
       let limit = Number.POSITIVE_INFINITY;
       if (!unplaced[group]) {
-        const values = meters.subarray(count, count + groupSizes[group]!);
+        const values = haversines.subarray(count, count + groupSizes[group]!);
         let n = 0;
-        for (let i = 0; i < count; i++) if (groups[i] === group) values[n++] = meters[i]!;
-        limit = kthSmallest(values, Math.min(perGroup, n) - 1) + ROUNDING_SLACK_METERS;
+        for (let i = 0; i < count; i++) if (groups[i] === group) values[n++] = haversines[i]!;
+        limit = haversineAt(metersOf(kthSmallest(values, Math.min(perGroup, n) - 1)) + ROUNDING_SLACK_METERS);
       }
       for (let i = 0; i < count; i++) {
-        if (groups[i] !== group || meters[i]! > limit || keep[i]) continue;
+        if (groups[i] !== group || haversines[i]! > limit || keep[i]) continue;
         keep[i] = 1;
         kept += 1;
       }
@@ -94,15 +95,15 @@ export function shortlist(strategy: Strategy, drivers: DriverFacts[], target: La
   return chosen;
 }
 
-let scratch = { meters: new Float64Array(0), groups: new Int32Array(0), keep: new Uint8Array(0) };
+let scratch = { haversines: new Float64Array(0), groups: new Int32Array(0), keep: new Uint8Array(0) };
 /**
  * Work arrays reused from one decision to the next (a shortlist runs to its end without awaiting, so decisions never
- * share them): allocating them per decision was most of the garbage a decision made. `meters` has room for a copy.
+ * share them): allocating them per decision was most of the garbage a decision made. `haversines` has room for a copy.
  */
 function scratchFor(count: number): typeof scratch {
   if (scratch.groups.length < count) {
     const size = Math.max(count, scratch.groups.length * 2);
-    scratch = { meters: new Float64Array(size * 2), groups: new Int32Array(size), keep: new Uint8Array(size) };
+    scratch = { haversines: new Float64Array(size * 2), groups: new Int32Array(size), keep: new Uint8Array(size) };
   }
   scratch.keep.fill(0, 0, count);
   return scratch;
@@ -150,11 +151,24 @@ type Radians = { lat: number; lng: number; cosLat: number };
 const RAD = Math.PI / 180;
 const toRadians = (point: LatLng): Radians => ({ lat: point.lat * RAD, lng: point.lng * RAD, cosLat: Math.cos(point.lat * RAD) });
 
-/** Haversine distance on the sphere the offline provider uses (`@turf/distance`'s radius); the target's trigonometry done once. */
-function greatCircleMeters(a: LatLng, b: Radians): number {
+/**
+ * The haversine of the central angle between `a` and `b` (the target's trigonometry done once): 0 for the same point,
+ * 1 for antipodes, and larger for every farther point, so drivers compare by it as by their distance.
+ */
+function haversineOf(a: LatLng, b: Radians): number {
   const lat = a.lat * RAD;
   const sinLat = Math.sin((b.lat - lat) / 2);
   const sinLng = Math.sin((b.lng - a.lng * RAD) / 2);
-  const h = sinLat * sinLat + Math.cos(lat) * b.cosLat * sinLng * sinLng;
-  return 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(h)));
+  return sinLat * sinLat + Math.cos(lat) * b.cosLat * sinLng * sinLng;
+}
+
+/** The great-circle distance of a haversine on the sphere the offline provider uses (`@turf/distance`'s radius). */
+const metersOf = (haversine: number): number => 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(haversine)));
+
+/** The haversine of a great-circle distance (the inverse of {@link metersOf}; past half the globe, 1). */
+function haversineAt(meters: number): number {
+  const half = meters / (2 * EARTH_RADIUS_METERS);
+  if (half >= Math.PI / 2) return 1;
+  const sin = Math.sin(half);
+  return sin * sin;
 }

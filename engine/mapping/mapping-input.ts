@@ -23,7 +23,15 @@ export function assertLatLng(point: LatLng, field: string): void {
 /** @throws DomainError 400 INVALID_COORDINATES at the first bad point */
 export function assertLatLngs(points: LatLng[], field: string): void {
   if (!Array.isArray(points)) throw DomainError.invalid('INVALID_COORDINATES', `${field} must be an array of points`, field);
-  for (let i = 0; i < points.length; i++) assertLatLng(points[i]!, `${field}[${i}]`);
+  // The point's field name (`origins[3]`) is built only for a bad point: a matrix checks every origin on every call.
+  for (let i = 0; i < points.length; i++) if (!isLatLng(points[i])) assertLatLng(points[i]!, `${field}[${i}]`);
+}
+
+/** True for what {@link assertLatLng} accepts. */
+function isLatLng(point: unknown): boolean {
+  if (typeof point !== 'object' || point === null) return false;
+  const { lat, lng } = point as LatLng;
+  return typeof lat === 'number' && Number.isFinite(lat) && lat >= -90 && lat <= 90 && typeof lng === 'number' && Number.isFinite(lng) && lng >= -180 && lng <= 180;
 }
 
 /** @throws DomainError 400 INVALID_TRANSPORT_MODE */

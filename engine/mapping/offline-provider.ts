@@ -81,12 +81,13 @@ export function createOfflineProvider(config: OfflineMappingConfig = {}): Mappin
       const durations: number[][] = [];
       for (const origin of origins) {
         const from = toCoord(origin);
-        const distanceRow = Array.from<number>({ length: to.length });
-        const durationRow = Array.from<number>({ length: to.length });
+        // Grown by push, not `Array.from({ length })` (the generic iteration protocol, slower than the arithmetic).
+        const distanceRow: number[] = [];
+        const durationRow: number[] = [];
         for (let j = 0; j < to.length; j++) {
           const meters = roadMeters(from, to[j]!, profile);
-          distanceRow[j] = meters;
-          durationRow[j] = travelTime(meters, profile);
+          distanceRow.push(meters);
+          durationRow.push(travelTime(meters, profile));
         }
         distances.push(distanceRow);
         durations.push(durationRow);
