@@ -46,13 +46,14 @@ for (let i = 0; i < profile.samples.length; i += 1) {
 }
 
 const top = Number(topArgument ?? 12);
+const out = (line: string) => process.stdout.write(`${line}\n`);
 for (const [name, share] of [...shares].sort((a, b) => b[1].ms - a[1].ms)) {
   const perCall = share.calls > 0 ? ` (${share.calls} calls, ${(share.ms / share.calls).toFixed(2)} ms per call)` : '';
-  console.log(`\n${name}: ${(share.ms / 1000).toFixed(2)} s sampled${perCall}`);
-  console.log(`  by place: ${ranked(share.places, share.ms, 12).join(', ')}`);
-  for (const line of ranked(share.functions, share.ms, top)) console.log(`    ${line}`);
-  console.log('  by our nearest function on the stack (with what it called):');
-  for (const line of ranked(share.callers, share.ms, top)) console.log(`    ${line}`);
+  out(`\n${name}: ${(share.ms / 1000).toFixed(2)} s sampled${perCall}`);
+  out(`  by place: ${ranked(share.places, share.ms, 12).join(', ')}`);
+  for (const line of ranked(share.functions, share.ms, top)) out(`    ${line}`);
+  out('  by our nearest function on the stack (with what it called):');
+  for (const line of ranked(share.callers, share.ms, top)) out(`    ${line}`);
 }
 
 function nameOf(frame: Frame): string {
