@@ -44,7 +44,7 @@ export function inMemoryTransport(app: H3, host: string): Transport {
  * nothing the simulator calls reads the body as a stream (file uploads do; the simulator makes none).
  */
 function inMemoryRequest(method: string, url: string, headers: Headers, text: string | undefined): Request {
-  const request = {
+  const inMemory = {
     method,
     url,
     headers,
@@ -53,7 +53,7 @@ function inMemoryRequest(method: string, url: string, headers: Headers, text: st
     text: () => Promise.resolve(text ?? ''),
     json: () => Promise.resolve(JSON.parse(text ?? '') as unknown),
   };
-  return request as unknown as Request;
+  return inMemory as unknown as Request;
 }
 
 /** srvx's FastResponse (the operations' answers) hands its body to node:http as it is, through this method. */
