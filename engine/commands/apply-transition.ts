@@ -123,15 +123,8 @@ export async function applyTransition(
  * (`checkedWrite`), for another command of the same group-commit batch.
  * @throws DomainError 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
  */
-export async function applyKnown(
-  scope: CommandScope,
-  kind: EntityKind,
-  row: EntityRow,
-  request: TransitionRequest,
-  notes: { cancellationNotes?: string } = {},
-  locked = false,
-): Promise<Applied> {
-  const done = await applyKnownOrRefusal(scope, kind, row, request, notes, locked);
+export async function applyKnown(...move: KnownMove): Promise<Applied> {
+  const done = await applyKnownOrRefusal(...move);
   if (isRefusal(done)) throw done.refusal();
   return done;
 }
@@ -142,25 +135,21 @@ export async function applyKnown(
  * stack) cost more than the move's check; "a stop started starts its job" is refused on most stop moves, as the job
  * is already running.
  */
-export async function applyKnownIfAllowed(
-  scope: CommandScope,
-  kind: EntityKind,
-  row: EntityRow,
-  request: TransitionRequest,
-  notes: { cancellationNotes?: string } = {},
-  locked = false,
-): Promise<Applied | null> {
-  const done = await applyKnownOrRefusal(scope, kind, row, request, notes, locked);
+export async function applyKnownIfAllowed(...move: KnownMove): Promise<Applied | null> {
+  const done = await applyKnownOrRefusal(...move);
   return isRefusal(done) ? null : done;
 }
+
+/** What {@link applyKnown} takes: the scope, the kind, the row read, the move, its notes, and whether the row is locked. */
+type KnownMove = Parameters<typeof applyKnownOrRefusal>;
 
 async function applyKnownOrRefusal(
   scope: CommandScope,
   kind: EntityKind,
   row: EntityRow,
   request: TransitionRequest,
-  notes: { cancellationNotes?: string },
-  locked: boolean,
+  notes: { cancellationNotes?: string } = {},
+  locked = false,
 ): Promise<Applied | Refusal> {
   const entity = fromRow(kind, row);
   const planned = await planLoaded(scope, kind, entity, request, notes);
