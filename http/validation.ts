@@ -3,6 +3,8 @@ import { Compile, type Validator } from 'typebox/compile';
 import { ApiError, type FieldError } from './errors.ts';
 
 const validators = new WeakMap<TSchema, Validator>();
+/** Whether a schema names any default value, per schema object (see parseInput). */
+const withDefaults = new WeakMap<TSchema, boolean>();
 
 /** A compiled validator per schema object, compiled once. */
 export function validatorFor(schema: TSchema): Validator {
@@ -22,9 +24,27 @@ export function validatorFor(schema: TSchema): Validator {
 export function parseInput<T>(schema: TSchema, value: unknown, source: 'body' | 'query'): T {
   const validator = validatorFor(schema);
   const converted = source === 'query' ? validator.Convert(value) : value;
-  const withDefaults = validator.Default(converted);
-  if (validator.Check(withDefaults)) return withDefaults as T;
-  throw ApiError.validation(describeErrors(validator, withDefaults));
+  // Defaulting walks the whole value to patch it in place; a schema without defaults leaves it as it is.
+  const defaulted = hasDefaults(schema) ? validator.Default(converted) : converted;
+  if (validator.Check(defaulted)) return defaulted as T;
+  throw ApiError.validation(describeErrors(validator, defaulted));
+}
+
+/** Whether `default` appears anywhere in the schema (a property named `default` counts too: it only costs time). */
+function hasDefaults(schema: TSchema): boolean {
+  let known = withDefaults.get(schema);
+  if (known === undefined) {
+    known = namesDefault(schema, new Set());
+    withDefaults.set(schema, known);
+  }
+  return known;
+}
+
+function namesDefault(node: unknown, seen: Set<object>): boolean {
+  if (typeof node !== 'object' || node === null || seen.has(node)) return false;
+  seen.add(node);
+  if (!Array.isArray(node) && Object.hasOwn(node, 'default')) return true;
+  return Object.values(node).some((child) => namesDefault(child, seen));
 }
 
 /** The schema errors of a value as field errors: the first message per field, anyOf noise removed. */

@@ -48,31 +48,45 @@ export async function createAddress(
  * @throws DomainError 400 POINT_REQUIRED
  */
 export function draftAddress(em: EntityManager, siteId: string | null, input: AddressInput): Address {
+  const address = em.create(AddressSchema, addressFields(siteId, input), { persist: false });
+  refreshDerivedFields(address);
+  return address;
+}
+
+/**
+ * {@link draftAddress} as a plain row, for a caller that inserts it with raw SQL and never hands it to the ORM (a job's
+ * new stop addresses, `insertJobRows`): the same fields, without building an ORM entity (with the job's and its
+ * stops', ~10% of a job creation's CPU).
+ * @throws DomainError 400 POINT_REQUIRED
+ */
+export function addressRow(siteId: string | null, input: AddressInput): Address {
+  // Only the fields the entity would hold: those left unset stay absent, as on the entity, so the audit record of a
+  // new address lists the same fields as POST /address's (the insert writes null for them).
+  const address = addressFields(siteId, input) as unknown as Address;
+  refreshDerivedFields(address);
+  return address;
+}
+
+function addressFields(siteId: string | null, input: AddressInput) {
   if (!input.point) {
     throw DomainError.invalid('POINT_REQUIRED', 'point {lat, lng} is required: this site has no geocoding integration', 'point');
   }
-  const address = em.create(
-    AddressSchema,
-    {
-      id: newId('address'),
-      siteId,
-      lat: input.point.lat,
-      lng: input.point.lng,
-      streetAddress: input.street_address ?? null,
-      streetAddress2: input.street_address2 ?? null,
-      city: input.city ?? null,
-      state: input.state ?? null,
-      postalCode: input.postal_code ?? null,
-      country: input.country ?? null,
-      source: 'manual',
-      types: [],
-      formattedName: '',
-      formattedNameShort: '',
-    },
-    { persist: false },
-  );
-  refreshDerivedFields(address);
-  return address;
+  return {
+    id: newId('address'),
+    siteId,
+    lat: input.point.lat,
+    lng: input.point.lng,
+    streetAddress: input.street_address ?? null,
+    streetAddress2: input.street_address2 ?? null,
+    city: input.city ?? null,
+    state: input.state ?? null,
+    postalCode: input.postal_code ?? null,
+    country: input.country ?? null,
+    source: 'manual',
+    types: [],
+    formattedName: '',
+    formattedNameShort: '',
+  };
 }
 
 /** What a new address's audit record shows: the fields set on creation, without the timestamps. */

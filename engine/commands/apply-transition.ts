@@ -107,6 +107,7 @@ export async function applyTransition(
   const entity = loaded ?? (await loadEntity(scope, kind, id));
   if (!entity) throw DomainError.notFound(ENTITY_TYPE_NAMES[kind], id);
   const planned = await planLoaded(scope, kind, entity, request, notes);
+  if (isRefusal(planned)) throw planned.refusal();
   const row = await update(scope, kind, id, entity.version, planned, notes);
   if (!row) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
   return applied(scope, kind, row, planned);
@@ -122,16 +123,37 @@ export async function applyTransition(
  * (`checkedWrite`), for another command of the same group-commit batch.
  * @throws DomainError 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
  */
-export async function applyKnown(
+export async function applyKnown(...move: KnownMove): Promise<Applied> {
+  const done = await applyKnownOrRefusal(...move);
+  if (isRefusal(done)) throw done.refusal();
+  return done;
+}
+
+/**
+ * {@link applyKnown} for a rule that applies only when the workflow allows it (the cascades): a refused move is null,
+ * not a 409 thrown and caught. Building that error (its message lists the allowed moves, and an Error captures its
+ * stack) cost more than the move's check; "a stop started starts its job" is refused on most stop moves, as the job
+ * is already running.
+ */
+export async function applyKnownIfAllowed(...move: KnownMove): Promise<Applied | null> {
+  const done = await applyKnownOrRefusal(...move);
+  return isRefusal(done) ? null : done;
+}
+
+/** What {@link applyKnown} takes: the scope, the kind, the row read, the move, its notes, and whether the row is locked. */
+type KnownMove = Parameters<typeof applyKnownOrRefusal>;
+
+async function applyKnownOrRefusal(
   scope: CommandScope,
   kind: EntityKind,
   row: EntityRow,
   request: TransitionRequest,
   notes: { cancellationNotes?: string } = {},
   locked = false,
-): Promise<Applied> {
+): Promise<Applied | Refusal> {
   const entity = fromRow(kind, row);
   const planned = await planLoaded(scope, kind, entity, request, notes);
+  if (isRefusal(planned)) return planned;
   if (locked && kind === 'stop') {
     const write = moveUpdate(kind, { id: entity.id, siteId: scope.siteId, version: entity.version }, planned, notes);
     if (deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) return applied(scope, kind, { ...row, ...write.changes }, planned);
@@ -148,8 +170,21 @@ export async function applyKnown(
  */
 const checkedWrite = (sql: string, kind: EntityKind): string => `with written as (${sql} returning 1) select queued_write_holds(count(*) = 1, '${kind}') from written`;
 
-/** The move of an entity read in this command: from the snapshot this command (or the registry) holds for its version, else from its row. */
-async function planLoaded(scope: CommandScope, kind: EntityKind, entity: EntityRecord, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Planned> {
+/** A move the workflow refuses: the 409 INVALID_TRANSITION to throw, built only when it is thrown. */
+type Refusal = { refusal: () => DomainError };
+const isRefusal = <T extends object>(planned: T | Refusal): planned is Refusal => 'refusal' in planned;
+
+/**
+ * The move of an entity read in this command: from the snapshot this command (or the registry) holds for its version,
+ * else from its row; or its refusal.
+ */
+async function planLoaded(
+  scope: CommandScope,
+  kind: EntityKind,
+  entity: EntityRecord,
+  request: TransitionRequest,
+  notes: { cancellationNotes?: string },
+): Promise<Planned | Refusal> {
   const workflow = await workflowById(scope.em, entity.workflowId);
   const machine = buildEntityMachine(workflow);
   const inScope = scope.touched.get(entity.id);
@@ -162,7 +197,7 @@ async function planLoaded(scope: CommandScope, kind: EntityKind, entity: EntityR
         : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, entity.id, notes));
   const next = applyEvent(machine, snapshot, event);
-  if (!next) throw invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role);
+  if (!next) return { refusal: () => invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role) };
   return { workflow, snapshot, next, event, now: scope.clock.now() };
 }
 

@@ -2,7 +2,7 @@ import { DomainError } from '../domain-error.ts';
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
-import { applyKnown, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
+import { applyKnownIfAllowed, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 import { knownRow, knownStopPhases } from './move-reads.ts';
 
@@ -66,7 +66,7 @@ const phasesOf = async (scope: CommandScope, sql: string, jobId: string): Promis
 
 /**
  * Moves the job's stops the cascade names, in their order. The job's own update read and locked them
- * (`stopsReadWithMove`), so their updates go out with the command's next statement (`applyKnown`).
+ * (`stopsReadWithMove`), so their updates go out with the command's next statement (`applyKnownIfAllowed`).
  */
 async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCascade, notes: { cancellationNotes?: string }): Promise<void> {
   const locked = stopsReadWithMove(applied);
@@ -74,7 +74,7 @@ async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCasc
     locked ??
     (await scope.em.execute<EntityRow[]>('select * from stop where job_id = ? and site_id = ? order by sort_order asc', [applied.entity.id, scope.siteId]));
   for (const row of rows) {
-    if (cascade.phases.includes(String(row.phase))) await refusedAsNull(() => applyKnown(scope, 'stop', row, cascade.request, notes, locked !== undefined));
+    if (cascade.phases.includes(String(row.phase))) await applyKnownIfAllowed(scope, 'stop', row, cascade.request, notes, locked !== undefined);
   }
 }
 
@@ -94,7 +94,7 @@ const cascadeMove: CascadeMove = async (scope, kind, id, request) => {
 async function tryApply(scope: CommandScope, kind: EntityKind, id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<Applied | null> {
   // A row this command read and has not moved since (the stop move's job or route) is not read again.
   const known = knownRow(scope, id);
-  return refusedAsNull(() => (known ? applyKnown(scope, kind, known, request, notes) : applyTransition(scope, kind, id, request, notes)));
+  return known ? applyKnownIfAllowed(scope, kind, known, request, notes) : refusedAsNull(() => applyTransition(scope, kind, id, request, notes));
 }
 
 /** A move the workflow refuses (409 INVALID_TRANSITION) as null: a rule that does not apply. */

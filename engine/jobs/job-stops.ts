@@ -4,9 +4,9 @@ import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot
 import type { Workflow } from '../../machines/workflow.schema.ts';
 import { auditRecordValues, type AuditActor, type AuditRecordValues } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
-import { StopSchema, type Stop } from '../../persistence/entities/stop.entity.ts';
+import type { Stop } from '../../persistence/entities/stop.entity.ts';
 import { newId } from '../../persistence/ids.ts';
-import { addressAuditSnapshot, draftAddress } from '../admin/address.service.ts';
+import { addressAuditSnapshot, addressRow } from '../admin/address.service.ts';
 import { DomainError } from '../domain-error.ts';
 import type { StopInput } from './job-input.ts';
 
@@ -43,12 +43,11 @@ export type StopDrafts = { stops: { stop: Stop; address: Address | null }[]; new
 
 /**
  * Drafts a job's stops in their initial workflow state, ordered by `order` (else by position), each with its
- * address: a new one for an inline address (with its audit record's values), else the one `known` holds. Nothing is
- * written or put in the unit of work: the caller inserts the job, its stops and the new addresses together
+ * address: a new one for an inline address (with its audit record's values), else the one `known` holds, all plain
+ * rows (no ORM entities). Nothing is written or put in the unit of work: the caller inserts the job, its stops and the new addresses together
  * (`insertJobRows`) and the audit records with the command's COMMIT. Every row gets `now` as its timestamps.
  */
 export function draftStops(
-  em: EntityManager,
   actor: AuditActor,
   siteId: string,
   jobId: string,
@@ -66,41 +65,40 @@ export function draftStops(
   const stops = ordered.map(({ input }, position) => {
     let address = input.address_id ? (known.get(input.address_id) ?? null) : null;
     if (!input.address_id) {
-      const created = draftAddress(em, siteId, input);
+      const created = addressRow(siteId, input);
       audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Address', entityId: created.id, before: null, after: addressAuditSnapshot(created) }));
       created.createdAt = now;
       created.updatedAt = now;
       newAddresses.push(created);
       address = created;
     }
-    const stop = em.create(
-      StopSchema,
-      {
-        id: newId('stop'),
-        siteId,
-        jobId,
-        workflowId: workflow.id,
-        workflowStateId: initial.id,
-        phase: initial.phase,
-        version: 1,
-        snapshot: persistSnapshot(snapshot),
-        type: input.type,
-        sortOrder: position,
-        addressId: input.address_id ?? address!.id,
-        completeAfter: input.complete_after ? new Date(input.complete_after) : null,
-        completeBefore: input.complete_before ? new Date(input.complete_before) : null,
-        contactName: input.contact_name ?? null,
-        contactPhone: input.contact_phone ?? null,
-        contactPhoneCountry: input.contact_phone_country ?? null,
-        customerNotes: input.customer_notes ?? null,
-        driverNotes: input.driver_notes ?? null,
-        internalNotes: input.internal_notes ?? null,
-        customFields: {},
-        createdAt: now,
-        updatedAt: now,
-      },
-      { persist: false },
-    );
+    // A plain row, not an ORM entity: it is inserted with raw SQL (insertJobRows) and never managed.
+    const stop: Stop = {
+      id: newId('stop'),
+      siteId,
+      jobId,
+      workflowId: workflow.id,
+      workflowStateId: initial.id,
+      phase: initial.phase,
+      version: 1,
+      snapshot: persistSnapshot(snapshot),
+      type: input.type,
+      sortOrder: position,
+      addressId: input.address_id ?? address!.id,
+      completeAfter: input.complete_after ? new Date(input.complete_after) : null,
+      completeBefore: input.complete_before ? new Date(input.complete_before) : null,
+      contactName: input.contact_name ?? null,
+      contactPhone: input.contact_phone ?? null,
+      contactPhoneCountry: input.contact_phone_country ?? null,
+      customerNotes: input.customer_notes ?? null,
+      driverNotes: input.driver_notes ?? null,
+      internalNotes: input.internal_notes ?? null,
+      cancellationNotes: null,
+      completedAt: null,
+      customFields: {},
+      createdAt: now,
+      updatedAt: now,
+    };
     return { stop, address };
   });
   return { stops, newAddresses, audits };

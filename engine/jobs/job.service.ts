@@ -1,7 +1,7 @@
 import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
 import { auditRecordValues } from '../../persistence/audit.ts';
-import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
+import type { Job } from '../../persistence/entities/job.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { newId } from '../../persistence/ids.ts';
 import { assertOptions } from '../catalog/option.service.ts';
@@ -56,34 +56,36 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   const snapshot = initialSnapshot(buildEntityMachine(workflow));
   const jobId = newId('job');
   const now = new Date();
-  const { stops, newAddresses, audits } = draftStops(em, actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses, now);
-  const job = em.create(
-    JobSchema,
-    {
-      id: jobId,
-      siteId,
-      workflowId: workflow.id,
-      workflowStateId: initial.id,
-      phase: initial.phase,
-      version: 1,
-      snapshot: persistSnapshot(snapshot),
-      customerUserId: customer.id,
-      serviceTypeId: input.service_type_id ?? null,
-      optionIds: input.option_ids ?? [],
-      estimateId: input.estimate_id ?? null,
-      driverUserId: input.driver_user_id ?? null,
-      customerNotes: input.customer_notes ?? null,
-      driverNotes: input.driver_notes ?? null,
-      internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
-      paymentMethod: input.payment_method ?? null,
-      zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
-      customFields,
-      createdByUserId: actor.userId,
-      createdAt: now,
-      updatedAt: now,
-    },
-    { persist: false },
-  );
+  const { stops, newAddresses, audits } = draftStops(actor, siteId, jobId, stopWorkflow, input.stops, knownAddresses, now);
+  // A plain row, not an ORM entity: it is inserted with raw SQL (insertJobRows) and never managed.
+  const job: Job = {
+    id: jobId,
+    siteId,
+    workflowId: workflow.id,
+    workflowStateId: initial.id,
+    phase: initial.phase,
+    version: 1,
+    snapshot: persistSnapshot(snapshot),
+    customerUserId: customer.id,
+    serviceTypeId: input.service_type_id ?? null,
+    optionIds: input.option_ids ?? [],
+    estimateId: input.estimate_id ?? null,
+    driverUserId: input.driver_user_id ?? null,
+    customerNotes: input.customer_notes ?? null,
+    driverNotes: input.driver_notes ?? null,
+    internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
+    paymentMethod: input.payment_method ?? null,
+    zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
+    customFields,
+    createdByUserId: actor.userId,
+    routeId: null,
+    cancellationNotes: null,
+    completedAt: null,
+    cancelledAt: null,
+    deletedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
   // draftStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
   const valuesInStopOrder = input.stops.map((stop, index) => ({ order: stop.order ?? index, values: stopCustomFields[index]! })).sort((a, b) => a.order - b.order);
   for (const [position, { stop }] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
