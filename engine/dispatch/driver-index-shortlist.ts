@@ -165,10 +165,14 @@ function haversineOf(a: LatLng, b: Radians): number {
 /** The great-circle distance of a haversine on the sphere the offline provider uses (`@turf/distance`'s radius). */
 const metersOf = (haversine: number): number => 2 * EARTH_RADIUS_METERS * Math.asin(Math.min(1, Math.sqrt(haversine)));
 
-/** The haversine of a great-circle distance (the inverse of {@link metersOf}; past half the globe, 1). */
+/**
+ * The haversine of a great-circle distance (the inverse of {@link metersOf}). Past half the globe, infinity: every
+ * driver is within it, including one whose haversine rounds to just above 1 (near the antipode), which
+ * {@link metersOf} clamps to half the globe.
+ */
 function haversineAt(meters: number): number {
   const half = meters / (2 * EARTH_RADIUS_METERS);
-  if (half >= Math.PI / 2) return 1;
+  if (half >= Math.PI / 2) return Number.POSITIVE_INFINITY;
   const sin = Math.sin(half);
   return sin * sin;
 }
