@@ -43,18 +43,18 @@ export async function createAddress(
 }
 
 /**
- * The address {@link createAddress} would store, not in the unit of work: the caller writes it (and sets its
- * timestamps, which the ORM sets on a flush).
+ * The address {@link createAddress} stores, as an ORM entity not yet in the unit of work (its flush sets the
+ * timestamps).
  * @throws DomainError 400 POINT_REQUIRED
  */
-export function draftAddress(em: EntityManager, siteId: string | null, input: AddressInput): Address {
+function draftAddress(em: EntityManager, siteId: string | null, input: AddressInput): Address {
   const address = em.create(AddressSchema, addressFields(siteId, input), { persist: false });
   refreshDerivedFields(address);
   return address;
 }
 
 /**
- * {@link draftAddress} as a plain row, for a caller that inserts it with raw SQL and never hands it to the ORM (a job's
+ * The same address as a plain row, for a caller that inserts it with raw SQL and never hands it to the ORM (a job's
  * new stop addresses, `insertJobRows`): the same fields, without building an ORM entity (with the job's and its
  * stops', ~10% of a job creation's CPU).
  * @throws DomainError 400 POINT_REQUIRED

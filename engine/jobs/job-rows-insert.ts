@@ -5,8 +5,8 @@ import type { Stop } from '../../persistence/entities/stop.entity.ts';
 
 /**
  * Writes a new job, its stops and their new addresses in ONE statement (data-modifying CTEs), where the ORM's flush
- * sent one INSERT per table. The entities are unmanaged (`em.create(..., {persist: false})`) with every column set,
- * timestamps included; the foreign keys between these tables are deferred, so the order of the parts does not matter.
+ * sent one INSERT per table. The rows are plain objects in the entities' shape, never handed to the ORM (see
+ * `draftStops`, `addressRow`), with every column set, timestamps included; the foreign keys between these tables are deferred, so the order of the parts does not matter.
  * The values go in as the ORM writes them: JSON columns as JSON text, timestamps as RFC 3339 text.
  */
 export async function insertJobRows(em: EntityManager, job: Job, stops: Stop[], newAddresses: Address[]): Promise<void> {
