@@ -53,12 +53,14 @@ describe('dispatch shortlist (measure only the nearest drivers)', () => {
   });
 });
 
+/** Driver `i` (otherwise random) at a given point. */
+const driverAt = (lat: number, lng: number, i: number): DriverFacts => ({ ...drivers(1, random(i))[0]!, userId: `usr_${i}`, vehicleType: 'car', position: { lat, lng } });
+
 describe('dispatch shortlist at the far side of the globe', () => {
   it('keeps a driver at the exact antipode of the pickup when the K-th driver is within the slack of it, as distances in meters did', () => {
     // Both drivers are about half the globe away; the haversine of the exact antipode rounds to just above 1, which
     // the distance in meters clamped to half the globe (so within the K-th's distance + slack, and kept).
-    const at = (lat: number, lng: number, i: number) => ({ ...drivers(1, random(i))[0]!, userId: `usr_${i}`, vehicleType: 'car', position: { lat, lng } });
-    const list = [at(-12, -177.65, 1), at(-11.9995, -177.65, 2)];
+    const list = [driverAt(-12, -177.65, 1), driverAt(-11.9995, -177.65, 2)];
     expect(shortlist('eta', list, { lat: 12, lng: 2.35 }, 1)).toEqual([0, 1]);
   });
 });
