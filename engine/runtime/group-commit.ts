@@ -14,12 +14,12 @@ export type GroupCommitOptions<T> = {
   /** Most units per transaction. PostgreSQL caches 64 subtransactions per backend: stay well under. */
   maxBatch?: number;
   /**
-   * Transactions in flight at once (each holds one pooled connection). Pipelined (the default): two, each taking
-   * every unit of its site that waited (up to `maxBatch`). A pipelined batch costs about as many round trips as its
-   * longest unit sends statements, whatever its size, so fewer and bigger batches cost less CPU per command, on
-   * both sides, for the same throughput (16 commands in flight on 2 cores: 0.30–0.32 ms of Node and 0.26–0.28 ms of
-   * PostgreSQL CPU per stop command with two, 0.33–0.36 and 0.30–0.35 with four). Not pipelined: four, the waiting
-   * units spread over the free slots, since there a batch's length in round trips grows with its size.
+   * Transactions in flight at once (each holds one pooled connection); the units waiting when slots free up are
+   * spread over them (see `schedule`). Pipelined (the default): two. A pipelined batch costs about as many round
+   * trips as its longest unit sends statements, whatever its size, so fewer and bigger batches cost less CPU per
+   * command, on both sides, for the same throughput (16 commands in flight on 2 cores: 0.30–0.32 ms of Node and
+   * 0.26–0.28 ms of PostgreSQL CPU per stop command with two, 0.33–0.36 and 0.30–0.35 with four). Not pipelined:
+   * four, since there a batch's length in round trips grows with its size.
    */
   maxConcurrent?: number;
   /**
@@ -43,8 +43,8 @@ const PIPELINE_ABORTED = new Error('pipelined batch aborted');
  * Group commit: units that arrive together (for one site) share one transaction and one COMMIT; a unit that fails
  * writes nothing and is answered with its error, while the others are answered only once the batch has committed
  * (an answered success is durable). Up to `maxConcurrent` batches run at once, each on its own connection. A batch
- * starts as soon as a slot is free and takes every unit of its site that waited meanwhile, so under load batches
- * grow and at rest a unit runs alone.
+ * starts as soon as a slot is free and takes its share of the units of its site that waited meanwhile (all of them
+ * when it is the only free slot), so under load batches grow and at rest a unit runs alone.
  *
  * A batch's units first run at the same time, their statements sent together in rounds (`runPipelined`); when that
  * cannot keep them apart, the transaction rolls back and they run again one after another, each in its own savepoint
@@ -84,9 +84,11 @@ export class GroupCommit<T> {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      // Not pipelined, waiting units are spread over the free slots: batches on several connections overlap their
-      // round trips. Pipelined, a batch's round trips do not grow with its size, so it takes every unit it can.
-      const size = this.pipelined ? this.maxBatch : Math.ceil(this.queue.length / (this.maxConcurrent - this.running));
+      // The waiting units are spread over the free slots, so that batches overlap: while PostgreSQL works on one,
+      // Node works on the other's answers (pipelined, a batch as big as the whole load left one of the two idle at
+      // any time, Node and PostgreSQL taking turns); not pipelined, their round trips overlap. A slot that frees
+      // while the other batch runs takes every unit that waited, which keeps the two batches staggered.
+      const size = Math.ceil(this.queue.length / (this.maxConcurrent - this.running));
       while (this.running < this.maxConcurrent && this.queue.length > 0) void this.start(this.take(size));
     });
   }
