@@ -5,7 +5,10 @@
  * thread's CPU and run-queue wait. Prints medians per round trip kind, and what the slowest dispatches spent.
  *
  * Run: `node --max-semi-space-size=64 --import tsx bench/dispatch-timeline.ts` (`BENCH_TIMELINE_DRIVERS`,
- * `BENCH_TIMELINE_SAMPLES`, `BENCH_TIMELINE_STRATEGY=load-balanced` change the fleet, the series, the strategy).
+ * `BENCH_TIMELINE_SAMPLES`, `BENCH_TIMELINE_STRATEGY=load-balanced` change the fleet, the series, the strategy;
+ * `BENCH_TIMELINE_HISTORY=2000` runs on a site with that many jobs dispatched before, as `BENCH_DISPATCH_HISTORY`;
+ * `BENCH_TIMELINE_ANALYZE=before|after` analyzes the tables before or after the warm-up; `BENCH_TIMELINE_SENT=<prefix>`
+ * writes the explained dispatches' round trips as sent).
  */
 import { writeFileSync } from 'node:fs';
 import { dispatchDeps } from '../engine/dispatch/dispatch-deps.ts';
@@ -15,6 +18,7 @@ import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { makeJobs, seedDrivers } from './support/dispatch-fleet.ts';
+import { seedDispatchHistory } from './support/dispatch-history.ts';
 import { dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
 import { percentiles } from './support/open-loop.ts';
 import { explainRoundTrips, recordTimelines, type RoundTrip, type Timeline } from './support/round-trip-timeline.ts';
@@ -100,15 +104,17 @@ async function main(): Promise<void> {
     const jobs = await makeJobs(services.engine, ctx, site, SAMPLES + WARMUP + EXPLAINED);
     const dispatch = (jobId: string) =>
       services.engine.command(ctx, `job:${jobId}`, (scope) => dispatchByStrategy(deps, scope, { jobId, strategy: STRATEGY, method: 'team', teamId, requireConfirmation: false }));
+    const analyze = () => inTenantScope(services.db.orm, { siteId: null, platform: true }, (em) => em.execute('analyze job, stop, address, route, route_stop, dispatch, audit_record, outbox'));
+    if (process.env.BENCH_TIMELINE_ANALYZE === 'before') await analyze();
     const history = Number(process.env.BENCH_TIMELINE_HISTORY ?? 0);
     if (history > 0) {
-      for (const jobId of await makeJobs(services.engine, ctx, site, history)) await dispatch(jobId);
-      progress(`${history} jobs dispatched before`);
+      await seedDispatchHistory(services.db.orm, services.engine, deps, ctx, site, history);
+      progress(`${history} jobs dispatched to a team of their own before`);
     }
     for (const jobId of jobs.slice(0, WARMUP)) await dispatch(jobId);
-    if (process.env.BENCH_TIMELINE_ANALYZE) {
-      await inTenantScope(services.db.orm, { siteId: null, platform: true }, (em) => em.execute('analyze job, stop, address, route, route_stop, dispatch, audit_record, outbox'));
-      progress('analyzed');
+    if (process.env.BENCH_TIMELINE_ANALYZE === 'after') {
+      await analyze();
+      progress('analyzed after the warm-up');
     }
     progress(`${DRIVERS} drivers, ${STRATEGY}: recording ${SAMPLES} dispatches`);
     const timelines = await recordTimelines(SAMPLES, async (i) => {

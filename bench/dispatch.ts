@@ -16,7 +16,9 @@
  * (500 at 1k, 200 at 10k by default), `BENCH_CPU_PROFILE=<prefix>` writes a V8 CPU profile of each timed series to
  * `<prefix>-<size>-<strategy>.cpuprofile`, and `BENCH_PERF=<prefix>` records each timed series with Linux `perf`
  * (`<prefix>-<size>-<strategy>.data`: every thread of the process, kernel included, at a fraction of the V8 profiler's
- * overhead; run Node with `--perf-basic-prof` to name JavaScript functions).
+ * overhead; run Node with `--perf-basic-prof` to name JavaScript functions). `BENCH_DISPATCH_HISTORY=2000` dispatches that
+ * many jobs to a team of their own first and analyzes the tables, so the series runs on a site with a history and
+ * plans made on its real sizes (bench/support/dispatch-history.ts).
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -35,6 +37,7 @@ import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
 import { makeJobs, PARIS, seedDrivers } from './support/dispatch-fleet.ts';
+import { seedDispatchHistory } from './support/dispatch-history.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
 import { profiled } from './support/cpu-profile.ts';
@@ -55,6 +58,8 @@ const SIZES = process.env.BENCH_DISPATCH_SIZES ? process.env.BENCH_DISPATCH_SIZE
 const SAMPLES: Record<number, number> = { 1000: 500, 10_000: 200 };
 /** The series lengths this bench took before (their p99 is reported from the start of each series too). */
 const OLD_SAMPLES: Record<number, number> = { 1000: 100, 10_000: 40 };
+/** `BENCH_DISPATCH_HISTORY=2000`: that many jobs dispatched on the site before the series (see `seedDispatchHistory`); none by default. */
+const HISTORY = Number(process.env.BENCH_DISPATCH_HISTORY ?? 0);
 const SAMPLE_OVERRIDE = process.env.BENCH_DISPATCH_SAMPLES ? Number(process.env.BENCH_DISPATCH_SAMPLES) : null;
 const COUNTED = 5;
 const WARMUP = 10;
@@ -85,6 +90,10 @@ async function main(): Promise<void> {
       const site = await seedEngineSite(services.db.orm, `dispatch${size}`);
       const teamId = await seedDrivers(services.db.orm, site, size);
       progress(`${size} drivers seeded`);
+      if (HISTORY > 0) {
+        await seedDispatchHistory(services.db.orm, services.engine, deps, dispatcherContext(site), site, HISTORY);
+        progress(`${HISTORY} jobs dispatched to a team of their own before the series (BENCH_DISPATCH_HISTORY)`);
+      }
       const ctx = dispatcherContext(site);
       for (const strategy of ['eta', 'load-balanced'] as Strategy[]) {
         const count = (SAMPLE_OVERRIDE ?? SAMPLES[size]!) + WARMUP;
@@ -147,7 +156,7 @@ async function main(): Promise<void> {
     }
     const report = formatReport(rows, claims!, statements);
     process.stdout.write(`${report}\n`);
-    writeResults(RESULTS_FILE, { commit: gitCommit(), machine: machineLine(loadBefore), rows, claims, statements });
+    writeResults(RESULTS_FILE, { commit: gitCommit(), machine: machineLine(loadBefore), history: HISTORY, rows, claims, statements });
     process.stdout.write(`${machineLine(loadBefore)}\n`);
   } finally {
     await cleanup();

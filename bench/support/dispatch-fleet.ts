@@ -7,19 +7,22 @@ import type { EngineSite } from './engine-seed.ts';
 /** The dispatch benches' fleet: drivers around Paris, and jobs with one pickup each scattered over the same area. */
 export const PARIS = { lat: 48.8566, lng: 2.3522 };
 
-/** N drivers, all in one team, available, with a default vehicle and a position within ~20 km of Paris. */
-export async function seedDrivers(orm: MikroORM, site: EngineSite, count: number): Promise<string> {
-  const teamId = `team_bench_${count}`;
-  const vehicleId = `veh_bench_${count}`;
+/**
+ * N drivers, all in one team, available, with a default vehicle and a position within ~20 km of Paris. `label`
+ * names the team, its vehicle and its drivers (the count by default), so a site can hold several such teams.
+ */
+export async function seedDrivers(orm: MikroORM, site: EngineSite, count: number, label: string = String(count)): Promise<string> {
+  const teamId = `team_bench_${label}`;
+  const vehicleId = `veh_bench_${label}`;
   await inTenantScope(orm, { siteId: null, platform: true }, async (em) => {
     const now = new Date();
     await em.execute('insert into team (id, site_id, name, is_active, created_at, updated_at) values (?, ?, ?, true, ?, ?)', [teamId, site.siteId, 'Bench team', now, now]);
     await em.execute("insert into vehicle (id, site_id, name, type, is_active, created_at, updated_at) values (?, ?, 'Bench van', 'van', true, ?, ?)", [vehicleId, site.siteId, now, now]);
-    const prefix = `usr_b${count}_`;
+    const prefix = `usr_b${label}_`;
     await em.execute(
       `insert into app_user (id, email, first_name, last_name, created_at, updated_at)
        select ? || lpad(g::text, 6, '0'), 'driver' || g || '.' || ? || '@bench.example', 'Driver', g::text, now(), now() from generate_series(1, ?) g`,
-      [prefix, count, count],
+      [prefix, label, count],
     );
     await em.execute(
       `insert into user_profile (id, site_id, user_id, role, is_active, created_at, updated_at)
