@@ -16,7 +16,9 @@
  * (500 at 1k, 200 at 10k by default), `BENCH_CPU_PROFILE=<prefix>` writes a V8 CPU profile of each timed series to
  * `<prefix>-<size>-<strategy>.cpuprofile`, and `BENCH_PERF=<prefix>` records each timed series with Linux `perf`
  * (`<prefix>-<size>-<strategy>.data`: every thread of the process, kernel included, at a fraction of the V8 profiler's
- * overhead; run Node with `--perf-basic-prof` to name JavaScript functions).
+ * overhead; run Node with `--perf-basic-prof` to name JavaScript functions). `BENCH_DISPATCH_HISTORY=2000` dispatches that
+ * many jobs to a team of their own first and analyzes the tables, so the series runs on a site with a history and
+ * plans made on its real sizes (bench/support/dispatch-history.ts).
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -30,11 +32,12 @@ import { claimFromPool, postToPool } from '../engine/dispatch/pool.ts';
 import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import type { CommandContext, Engine } from '../engine/engine.ts';
-import { createJob } from '../engine/jobs/job.service.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
+import { makeJobs, PARIS, seedDrivers } from './support/dispatch-fleet.ts';
+import { seedDispatchHistory } from './support/dispatch-history.ts';
 import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
 import { profiled } from './support/cpu-profile.ts';
@@ -55,6 +58,8 @@ const SIZES = process.env.BENCH_DISPATCH_SIZES ? process.env.BENCH_DISPATCH_SIZE
 const SAMPLES: Record<number, number> = { 1000: 500, 10_000: 200 };
 /** The series lengths this bench took before (their p99 is reported from the start of each series too). */
 const OLD_SAMPLES: Record<number, number> = { 1000: 100, 10_000: 40 };
+/** `BENCH_DISPATCH_HISTORY=2000`: that many jobs dispatched on the site before the series (see `seedDispatchHistory`); none by default. */
+const HISTORY = Number(process.env.BENCH_DISPATCH_HISTORY ?? 0);
 const SAMPLE_OVERRIDE = process.env.BENCH_DISPATCH_SAMPLES ? Number(process.env.BENCH_DISPATCH_SAMPLES) : null;
 const COUNTED = 5;
 const WARMUP = 10;
@@ -62,7 +67,6 @@ const CLAIMS = 200;
 const CLAIM_CONCURRENCY = 16;
 const GOALS_P99_MS: Record<number, number> = { 1000: 5, 10_000: 50 };
 const RESULTS_FILE = fileURLToPath(new URL('./results/dispatch.json', import.meta.url));
-const PARIS = { lat: 48.8566, lng: 2.3522 };
 
 const progress = (line: string) => process.stderr.write(`[bench:dispatch] ${line}\n`);
 const ms = (n: number) => n.toFixed(2);
@@ -86,6 +90,10 @@ async function main(): Promise<void> {
       const site = await seedEngineSite(services.db.orm, `dispatch${size}`);
       const teamId = await seedDrivers(services.db.orm, site, size);
       progress(`${size} drivers seeded`);
+      if (HISTORY > 0) {
+        await seedDispatchHistory(services.db.orm, services.engine, deps, dispatcherContext(site), site, HISTORY);
+        progress(`${HISTORY} jobs dispatched to a team of their own before the series (BENCH_DISPATCH_HISTORY)`);
+      }
       const ctx = dispatcherContext(site);
       for (const strategy of ['eta', 'load-balanced'] as Strategy[]) {
         const count = (SAMPLE_OVERRIDE ?? SAMPLES[size]!) + WARMUP;
@@ -148,60 +156,11 @@ async function main(): Promise<void> {
     }
     const report = formatReport(rows, claims!, statements);
     process.stdout.write(`${report}\n`);
-    writeResults(RESULTS_FILE, { commit: gitCommit(), machine: machineLine(loadBefore), rows, claims, statements });
+    writeResults(RESULTS_FILE, { commit: gitCommit(), machine: machineLine(loadBefore), history: HISTORY, rows, claims, statements });
     process.stdout.write(`${machineLine(loadBefore)}\n`);
   } finally {
     await cleanup();
   }
-}
-
-/** N drivers, all in one team, available, with a default vehicle and a position within ~20 km of Paris. */
-async function seedDrivers(orm: MikroORM, site: EngineSite, count: number): Promise<string> {
-  const teamId = `team_bench_${count}`;
-  const vehicleId = `veh_bench_${count}`;
-  await inTenantScope(orm, { siteId: null, platform: true }, async (em) => {
-    const now = new Date();
-    await em.execute('insert into team (id, site_id, name, is_active, created_at, updated_at) values (?, ?, ?, true, ?, ?)', [teamId, site.siteId, 'Bench team', now, now]);
-    await em.execute("insert into vehicle (id, site_id, name, type, is_active, created_at, updated_at) values (?, ?, 'Bench van', 'van', true, ?, ?)", [vehicleId, site.siteId, now, now]);
-    const prefix = `usr_b${count}_`;
-    await em.execute(
-      `insert into app_user (id, email, first_name, last_name, created_at, updated_at)
-       select ? || lpad(g::text, 6, '0'), 'driver' || g || '.' || ? || '@bench.example', 'Driver', g::text, now(), now() from generate_series(1, ?) g`,
-      [prefix, count, count],
-    );
-    await em.execute(
-      `insert into user_profile (id, site_id, user_id, role, is_active, created_at, updated_at)
-       select 'prof_' || u.id, ?, u.id, 'driver', true, now(), now() from app_user u where u.id like ?`,
-      [site.siteId, `${prefix}%`],
-    );
-    await em.execute(
-      `insert into worker (site_id, user_id, default_vehicle_id, team_ids, created_at, updated_at)
-       select ?, u.id, ?, ?::jsonb, now(), now() from app_user u where u.id like ?`,
-      [site.siteId, vehicleId, JSON.stringify([teamId]), `${prefix}%`],
-    );
-    await em.execute(
-      `insert into driver_state (site_id, user_id, availability, version, snapshot, last_lat, last_lng, last_recorded_at, updated_at)
-       select ?, u.id, 'available', 1, '{"value": "available"}', ? + (random() - 0.5) * 0.36, ? + (random() - 0.5) * 0.54, now(), now()
-       from app_user u where u.id like ?`,
-      [site.siteId, PARIS.lat, PARIS.lng, `${prefix}%`],
-    );
-  });
-  // Fresh bulk-loaded tables have no statistics yet (autovacuum would gather them within a minute in production);
-  // without them the planner picks nested loops over 10k rows and the bench measures the planner, not dispatch.
-  await inTenantScope(orm, { siteId: null, platform: true }, (em) => em.execute('analyze app_user, user_profile, worker, driver_state, vehicle, worker_schedule, job, stop'));
-  return teamId;
-}
-
-async function makeJobs(engine: Engine, ctx: CommandContext, site: EngineSite, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const point = { lat: PARIS.lat + (Math.random() - 0.5) * 0.3, lng: PARIS.lng + (Math.random() - 0.5) * 0.45 };
-    const job = await engine.command(ctx, `job:new:${i}`, (scope) =>
-      createJob(scope, { customer_user_id: site.customerUserId, stops: [{ type: 'pickup', street_address: `${i} Bench Street`, city: 'Paris', point }] }),
-    );
-    ids.push(job.id);
-  }
-  return ids;
 }
 
 /** The decision alone (read + rank), in a read-only transaction: no route, transition or record. */

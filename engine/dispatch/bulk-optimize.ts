@@ -13,7 +13,7 @@ import type { BulkResult, BulkRoute } from './bulk-distribute.ts';
 import { fleetProblem, plannedStopIds, shiftOn, withMatrix, type FleetDriver, type FleetJob } from './bulk-optimize-problem.ts';
 import { siteTimezone } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
-import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion } from './dispatch-types.ts';
+import { DECISION_LIST_LIMIT, exclusionCounts, type DispatchDecision, type Exclusion } from './dispatch-types.ts';
 import { loadDriverFacts, type DriverFacts } from './driver-facts.ts';
 import { exclusionReason } from './evaluate.ts';
 import { assertDispatchableZone, loadJobTarget, type JobTarget } from './job-target.ts';
@@ -151,6 +151,7 @@ function decisionFor(snapshot: Snapshot, driver: DriverFacts, arrivalSeconds: nu
     eligible: snapshot.fleet.length,
     candidates: [{ driver_id: driver.userId, driver_name: driver.name, eta_minutes: Math.round(arrivalSeconds / 6) / 10, distance_meters: null, load, rank: 1 }],
     exclusions: snapshot.exclusions.slice(0, DECISION_LIST_LIMIT),
+    excluded_by_reason: exclusionCounts(snapshot.exclusions),
     winner: { driver_id: driver.userId, driver_name: driver.name },
   };
 }

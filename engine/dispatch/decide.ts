@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { ZoneSchema } from '../../persistence/entities/zone.entity.ts';
 import type { MappingProvider } from '../mapping/mapping-provider.ts';
-import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion, type Strategy } from './dispatch-types.ts';
+import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion, type ExclusionReason, type Strategy } from './dispatch-types.ts';
 import { busyWindows, type DriverFacts } from './driver-facts.ts';
 import { driverFacts, indexedDriverFacts, type IndexedDrivers } from './driver-index.ts';
 import { shortlist } from './driver-index-shortlist.ts';
@@ -69,6 +69,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
   // driver by driver (three times the fleet's size in pointers, per decision).
   let eligible = drivers;
   const exclusions: Exclusion[] = [];
+  const excludedByReason: Partial<Record<ExclusionReason, number>> = {};
   for (let i = 0; i < drivers.length; i++) {
     const driver = drivers[i]!;
     const reason = exclusionReason(driver, options);
@@ -77,6 +78,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
       continue;
     }
     if (eligible === drivers) eligible = drivers.slice(0, i);
+    excludedByReason[reason] = (excludedByReason[reason] ?? 0) + 1;
     // Only the first ones are shown (the count is `considered - eligible`): a large fleet mostly off schedule made
     // one object per excluded driver per decision, for nothing.
     if (exclusions.length < DECISION_LIST_LIMIT) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
@@ -97,6 +99,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
       eligible: eligible.length,
       candidates: toCandidateScores(ranked.slice(0, DECISION_LIST_LIMIT)),
       exclusions,
+      excluded_by_reason: excludedByReason,
       winner: winner ? { driver_id: winner.userId, driver_name: winner.name } : null,
     },
   };

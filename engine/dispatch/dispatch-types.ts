@@ -57,10 +57,24 @@ export type DispatchDecision = {
   candidates: CandidateScore[];
   /** Drivers left out, with the first reason that applied (at most {@link DECISION_LIST_LIMIT}). */
   exclusions: Exclusion[];
+  /** Every driver left out, counted by that reason (the list above names only the first ones); absent on decisions without exclusions to count (manual, claim, earlier records). */
+  excluded_by_reason?: Partial<Record<ExclusionReason, number>>;
   winner: { driver_id: string; driver_name: string } | null;
   /** A scheduled dispatch that could not be carried out when it fell due, and why. */
   failure?: { code: string; message: string };
 };
 
-/** Lists in a stored decision are capped: a 10k-driver site must not write 10k rows of JSON per dispatch. */
-export const DECISION_LIST_LIMIT = 25;
+/**
+ * Lists in a stored decision are capped: a 10k-driver site must not write 10k rows of JSON per dispatch. Ten, not
+ * 25: each listed driver is ~140 bytes written three times per dispatch (the record, its audit record's creation, and
+ * parsed by PostgreSQL as a parameter), and past the first few the list told nothing the counts do not; the
+ * exclusions are counted by reason in `excluded_by_reason`.
+ */
+export const DECISION_LIST_LIMIT = 10;
+
+/** Drivers left out, counted by reason (a decision's `excluded_by_reason`). */
+export function exclusionCounts(exclusions: Exclusion[]): Partial<Record<ExclusionReason, number>> {
+  const counts: Partial<Record<ExclusionReason, number>> = {};
+  for (const { reason } of exclusions) counts[reason] = (counts[reason] ?? 0) + 1;
+  return counts;
+}

@@ -17,7 +17,7 @@ const NO_POSITION = 15;
  * the K-th), and every driver without a position (they cost no matrix cell and rank after the measured ones).
  * Load strategies rank by load first: groups are (load, mode), lowest load levels first, until K drivers are in.
  *
- * Why this cannot change the winner nor the shown candidates (K ≥ 25, the decision list limit) with the offline
+ * Why this cannot change the winner nor the shown candidates (K ≥ the decision list limit) with the offline
  * provider: its travel time is the great-circle distance × the mode's detour factor ÷ the mode's speed, so within
  * one mode it never decreases with the great-circle distance; the best of every mode (and its next K − 1) are kept.
  * With a road engine (OSRM and the like) a driver 2 km away across a river can take longer than one 3 km away on

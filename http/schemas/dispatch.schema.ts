@@ -38,8 +38,13 @@ export const DecisionSchema = Type.Object(
     decided_at: Timestamp,
     considered: Type.Integer(),
     eligible: Type.Integer(),
-    candidates: Type.Array(Candidate, { description: 'best first; at most 25' }),
-    exclusions: Type.Array(Type.Object({ driver_id: Type.String(), driver_name: Type.String(), reason: Type.String({ description: EXCLUSION_REASONS.join(', ') }) }, { additionalProperties: false })),
+    candidates: Type.Array(Candidate, { description: 'best first; at most 10 (earlier records: 25)' }),
+    exclusions: Type.Array(Type.Object({ driver_id: Type.String(), driver_name: Type.String(), reason: Type.String({ description: EXCLUSION_REASONS.join(', ') }) }, { additionalProperties: false }), {
+      description: 'the first drivers left out, in driver id order; at most 10 (earlier records: 25)',
+    }),
+    excluded_by_reason: Type.Optional(
+      Type.Record(Type.String(), Type.Integer(), { description: 'every driver left out, counted by reason (the list names only the first ones); strategy decisions only' }),
+    ),
     winner: Nullable(Type.Object({ driver_id: Type.String(), driver_name: Type.String() }, { additionalProperties: false })),
     failure: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false })),
   },

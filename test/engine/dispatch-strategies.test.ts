@@ -52,9 +52,10 @@ describe('dispatch strategies', () => {
     expect(exclusionReason(driver('a', { schedule: { weekly: [{ day_of_week: 1, start_time: '09:00', end_time: '17:00' }], exceptions: [] } }), OPTIONS)).toBeNull();
   });
 
-  it('a decision lists the first 25 drivers left out, in driver id order, and counts them all', async () => {
+  it('a decision lists the first 10 drivers left out, in driver id order, and counts them all by reason', async () => {
     const drivers = [
       ...Array.from({ length: 40 }, (_, i) => driver(`usr_off_${String(i).padStart(2, '0')}`, { availability: 'offline' })),
+      ...Array.from({ length: 3 }, (_, i) => driver(`usr_out_${i}`, { active: false })),
       driver('usr_on_a', { position: { lat: 48.86, lng: 2.35 } }),
       driver('usr_on_b', { position: { lat: 48.9, lng: 2.35 } }),
     ];
@@ -65,9 +66,20 @@ describe('dispatch strategies', () => {
       indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [] },
     });
     expect(winner?.userId).toBe('usr_on_a');
-    expect({ considered: decision.considered, eligible: decision.eligible }).toEqual({ considered: 42, eligible: 2 });
-    expect(decision.exclusions).toEqual(drivers.slice(0, 25).map((d) => ({ driver_id: d.userId, driver_name: d.name, reason: 'not_available' })));
+    expect({ considered: decision.considered, eligible: decision.eligible }).toEqual({ considered: 45, eligible: 2 });
+    expect(decision.exclusions).toEqual(drivers.slice(0, 10).map((d) => ({ driver_id: d.userId, driver_name: d.name, reason: 'not_available' })));
+    expect(decision.excluded_by_reason).toEqual({ not_available: 40, inactive: 3 });
     expect(decision.candidates.map((c) => c.driver_id)).toEqual(['usr_on_a', 'usr_on_b']);
+  });
+
+  it('a decision shows the 10 best candidates, ranked, and counts every eligible driver', async () => {
+    const drivers = Array.from({ length: 30 }, (_, i) => driver(`usr_${String(i).padStart(2, '0')}`, { position: { lat: 48.85 + i * 0.001, lng: 2.35 } }));
+    const { decision } = await decide({} as EntityManager, 'site_1', {
+      job: { ...JOB, window: null, pickup: { lat: 48.85, lng: 2.35 } }, strategy: 'eta', now: new Date('2030-01-07T10:00:00Z'), mapping: createMappingProvider(null), requireVehicle: true,
+      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [] },
+    });
+    expect({ considered: decision.considered, eligible: decision.eligible, excluded: decision.excluded_by_reason }).toEqual({ considered: 30, eligible: 30, excluded: {} });
+    expect(decision.candidates.map((c) => [c.driver_id, c.rank])).toEqual(drivers.slice(0, 10).map((d, i) => [d.userId, i + 1]));
   });
 
   it('windows conflict when they share more than an instant', () => {

@@ -7,7 +7,10 @@ import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from './dispatch-fixtures.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
-type Decision = { strategy: string; tie_rule: string; candidates: { driver_id: string; eta_minutes: number | null; load: number; rank: number }[]; exclusions: { driver_id: string; reason: string }[]; winner: { driver_id: string } | null };
+type Decision = {
+  strategy: string; tie_rule: string; candidates: { driver_id: string; eta_minutes: number | null; load: number; rank: number }[]; exclusions: { driver_id: string; reason: string }[];
+  excluded_by_reason?: Record<string, number>; winner: { driver_id: string } | null;
+};
 type Dispatch = { id: string; job_id: string; route_id: string | null; status: string; method: string; driver_accepted: boolean; driver_accepted_at: string | null; assigned_to_driver_id: string | null; assigned_to_vehicle_id: string | null; decision: Decision | null };
 type Outcome = { dispatch: Dispatch; job: { id: string; phase: string; driver_user_id: string | null; route_id: string | null; workflow_state: { key: string } } | null; route: { id: string; phase: string; driver_user_id: string } | null };
 type TeamOutcome = Outcome & { selected_driver_id: string; selection_strategy: string };
@@ -151,6 +154,7 @@ describe('team dispatch and the decision explanation', () => {
         expect.objectContaining({ driver_id: onBreak.id, reason: 'not_available' }),
       ]),
     );
+    expect(decision.excluded_by_reason).toEqual({ off_schedule: 1, not_available: 1 });
     expect(decision.winner).toMatchObject({ driver_id: nearest.id });
   });
 
