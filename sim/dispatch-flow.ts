@@ -33,7 +33,7 @@ export async function jobCreated(run: RunContext, job: JobState): Promise<void> 
     return;
   }
   job.nextDispatch = { at: run.now, token: 0 };
-  await run.settleForDecision(job);
+  await run.flush();
   const next = run.createdAfter?.get(job);
   if (next) queueCreation(run, next);
   await dispatch(run, job);
@@ -41,9 +41,10 @@ export async function jobCreated(run: RunContext, job: JobState): Promise<void> 
 
 /** Queues the job's `POST /job` on the office's chain, once. */
 function queueCreation(run: RunContext, job: JobState): void {
-  if (job.creation) return;
+  if (job.creationQueued) return;
+  job.creationQueued = true;
   const { plan } = job;
-  job.creation = run.act('office', async () => {
+  run.act('office', async () => {
     const created = await run.api.call<JobBody>('POST', '/api/job', {
       // A hundred regular customers: a new customer account per job would measure sign-ups, not dispatch.
       customer_email: `customer-${Number(plan.name.slice(1)) % 100}@sim.example`,

@@ -49,21 +49,14 @@ export type RunContext = {
   /**
    * Runs a driver's REST calls after the ones already queued for that driver, without waiting: different drivers'
    * calls touch different rows and may overlap. The office's job creations queue the same way (`'office'`).
-   * Decisions (dispatch, pool, claims) wait for `settleForDecision` first. Settles when this work has run (a failure is
-   * kept for the next wait to rethrow).
+   * Decisions (dispatch, pool, claims) wait for `flush` first.
    */
-  act(caller: DriverState | 'office', work: () => Promise<unknown>): Promise<void>;
-  /**
-   * Before a decision: waits for every driver's queued calls and, of the office's, for the creation of the job decided
-   * on (`job`; null for a driver's look at the pool or claim), not for later jobs' creations: a new job is nobody's,
-   * so no decision about another job or driver reads it. Rethrows the first failure.
-   */
-  settleForDecision(job: JobState | null): Promise<void>;
-  /** Waits for every queued call, the office's included; rethrows the first failure. */
+  act(caller: DriverState | 'office', work: () => Promise<unknown>): void;
+  /** Waits for every queued driver call; rethrows the first failure. */
   flush(): Promise<void>;
 };
 
-export function createRunContext(input: Omit<RunContext, 'queue' | 'byJobId' | 'byUserId' | 'waiting' | 'assignments' | 'now' | 'schedule' | 'act' | 'settleForDecision' | 'flush'>): RunContext {
+export function createRunContext(input: Omit<RunContext, 'queue' | 'byJobId' | 'byUserId' | 'waiting' | 'assignments' | 'now' | 'schedule' | 'act' | 'flush'>): RunContext {
   const queue = new EventQueue<SimEvent>();
   const chains = new Map<DriverState | 'office', Promise<void>>();
   const failures: unknown[] = [];
@@ -78,18 +71,13 @@ export function createRunContext(input: Omit<RunContext, 'queue' | 'byJobId' | '
     schedule: (at, event) => queue.push(Math.max(at, context.now), event),
     act(caller, work) {
       const previous = chains.get(caller) ?? Promise.resolve();
-      const done = previous.then(work).then(
-        () => undefined,
-        (error: unknown) => void failures.push(error),
+      chains.set(
+        caller,
+        previous.then(work).then(
+          () => undefined,
+          (error: unknown) => void failures.push(error),
+        ),
       );
-      chains.set(caller, done);
-      return done;
-    },
-    async settleForDecision(job) {
-      const drivers = [...chains.keys()].filter((caller) => caller !== 'office');
-      await Promise.all([...drivers.map((driver) => chains.get(driver)), job?.creation]);
-      for (const driver of drivers) chains.delete(driver);
-      if (failures.length > 0) throw failures[0];
     },
     async flush() {
       if (chains.size > 0) await Promise.all(chains.values());

@@ -51,7 +51,7 @@ export async function runStrategy(input: RunInput): Promise<StrategyResult> {
   let handled = 0;
   for (let next = run.queue.pop(); next && next.at <= horizon; next = run.queue.pop()) {
     // A decision sees every earlier driver call committed: the same database state as a one-at-a-time run.
-    if (DECISIONS.has(next.value.type)) await run.settleForDecision(next.value.type === 'dispatch' ? next.value.job : null);
+    if (DECISIONS.has(next.value.type)) await run.flush();
     run.now = next.at;
     await run.timeline.advanceTo(next.at);
     await handle(run, next.value);

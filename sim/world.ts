@@ -29,11 +29,8 @@ export type DriverState = {
 
 export type JobState = {
   plan: PlannedJob;
-  /**
-   * Its `POST /job` on the office's chain once queued (at its creation, or ahead of it: `RunContext.createdAfter`):
-   * settles when the job exists. Its decisions wait for it, not for other jobs' creations.
-   */
-  creation: Promise<void> | null;
+  /** Its `POST /job` is queued on the office's chain (at its creation, or ahead of it: `RunContext.createdAfter`). */
+  creationQueued: boolean;
   id: string | null;
   stopIds: [string, string] | null;
   attempts: number;
@@ -91,7 +88,7 @@ export function newDriverState(plan: PlannedDriver, member: FleetMember): Driver
 export function newJobState(plan: PlannedJob): JobState {
   return {
     plan,
-    creation: null,
+    creationQueued: false,
     id: null,
     stopIds: null,
     attempts: 0,
