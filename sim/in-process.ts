@@ -7,7 +7,7 @@ import { createOrganization } from '../engine/admin/organization.service.ts';
 import { createSite } from '../engine/admin/site.service.ts';
 import { createHttpApp } from '../http/app.ts';
 import { ALL_OPERATIONS } from '../http/operations/all-operations.ts';
-import { issueSession } from '../engine/auth/session.service.ts';
+import { issueSiteSessions } from '../engine/auth/session.service.ts';
 import { UserProfileSchema } from '../persistence/entities/user-profile.entity.ts';
 import { UserSchema } from '../persistence/entities/user.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
@@ -15,7 +15,7 @@ import { analyzeAsJobsDouble } from './planner-upkeep.ts';
 import type { Timeline } from './run-context.ts';
 import type { SimDatabases } from './sim-database.ts';
 import { SessionCredential, SiteApi } from './site-api.ts';
-import type { SignInDriver } from './setup-fleet.ts';
+import type { SignInDrivers } from './setup-fleet.ts';
 import { inMemoryTransport } from './transport.ts';
 import { VirtualClock } from './virtual-clock.ts';
 
@@ -23,7 +23,7 @@ export type InProcessSite = {
   api: SiteApi;
   timeline: Timeline;
   services: Services;
-  signIn: SignInDriver;
+  signIn: SignInDrivers;
   /** The database's upkeep as the day's jobs are created (sim/planner-upkeep.ts). */
   afterJobCreated: () => Promise<void>;
   close(): Promise<void>;
@@ -76,14 +76,16 @@ export async function startInProcessSite(databases: SimDatabases, dayStart: Date
       await api.call('POST', '/api/driver/location', { lat: point.lat, lng: point.lng, recorded_at: timeline.stamp(t) }, member.credential);
     },
   };
-  // The session a sign-in would give, without hashing a password per driver (setup, not the behaviour under test).
-  const signIn: SignInDriver = async (_api, driver) => {
-    const session = await inTenantScope(orm, { siteId: site.id }, async (em) => {
-      const user = await em.findOneOrFail(UserSchema, { id: driver.userId });
-      const profile = await em.findOneOrFail(UserProfileSchema, { userId: driver.userId, siteId: site.id, role: 'driver' });
-      return issueSession(em, { clock, accessTtlSeconds: config.accessTokenTtlSeconds, refreshTtlSeconds: config.refreshTokenTtlSeconds }, user, profile);
+  // The sessions sign-ins would give, without hashing a password per driver (setup, not the behaviour under test).
+  const signIn: SignInDrivers = async (_api, drivers) => {
+    const sessions = await inTenantScope(orm, { siteId: site.id }, async (em) => {
+      const userIds = drivers.map((driver) => driver.userId);
+      const users = new Map((await em.find(UserSchema, { id: { $in: userIds } })).map((user) => [user.id, user]));
+      const profiles = new Map((await em.find(UserProfileSchema, { userId: { $in: userIds }, siteId: site.id, role: 'driver' })).map((profile) => [profile.userId, profile]));
+      const holders = userIds.map((id) => ({ user: users.get(id)!, profile: profiles.get(id)! }));
+      return issueSiteSessions(em, { clock, accessTtlSeconds: config.accessTokenTtlSeconds, refreshTtlSeconds: config.refreshTokenTtlSeconds }, site.id, holders);
     });
-    return new SessionCredential(session.accessToken, session.refreshToken);
+    return sessions.map((session) => new SessionCredential(session.accessToken, session.refreshToken));
   };
   return {
     api,

@@ -36,6 +36,11 @@ export type RunContext = {
   jobs: JobState[];
   byJobId: Map<string, JobState>;
   byUserId: Map<string, DriverState>;
+  /**
+   * In process: the job created next after each job, so that job's `POST /job` can run while this one is dispatched
+   * (`jobCreated`). Null live, where a job created early would show on the dispatch board before its time.
+   */
+  createdAfter: Map<JobState, JobState> | null;
   /** Jobs created and not yet with a driver: lingering drivers stay while any wait. */
   waiting: Set<JobState>;
   assignments: Assignment[];

@@ -7,7 +7,7 @@ import { createRunContext, type RunContext, type Timeline } from './run-context.
 import type { SiteFleet } from './setup-fleet.ts';
 import type { SiteApi } from './site-api.ts';
 import type { StrategyAdapter } from './strategies.ts';
-import { newDriverState, newJobState, type SimEvent } from './world.ts';
+import { newDriverState, newJobState, type JobState, type SimEvent } from './world.ts';
 
 export type RunInput = {
   plan: Plan;
@@ -18,6 +18,8 @@ export type RunInput = {
   recorder?: Recorder | null;
   /** Called after each job creation, in the office's chain (in process: sim/planner-upkeep.ts). */
   afterJobCreated?: (() => Promise<void>) | null;
+  /** In process: a job's creation may run while the job created before it is dispatched (`RunContext.createdAfter`). */
+  createJobsAhead?: boolean;
   /** Called now and then with the share of the day done (0..1). */
   onProgress?: (done: number) => void;
 };
@@ -35,7 +37,8 @@ const DRAIN_LIMIT_S = 86_400;
 export async function runStrategy(input: RunInput): Promise<StrategyResult> {
   const drivers = input.plan.drivers.map((plan, i) => newDriverState(plan, input.fleet.members[i]!));
   const jobs = input.plan.jobs.map(newJobState);
-  const run = createRunContext({ plan: input.plan, api: input.api, fleet: input.fleet, strategy: input.strategy, timeline: input.timeline, recorder: input.recorder ?? null, afterJobCreated: input.afterJobCreated ?? null, drivers, jobs });
+  const createdAfter = input.createJobsAhead ? creationSuccessors(jobs) : null;
+  const run = createRunContext({ plan: input.plan, api: input.api, fleet: input.fleet, strategy: input.strategy, timeline: input.timeline, recorder: input.recorder ?? null, afterJobCreated: input.afterJobCreated ?? null, createdAfter, drivers, jobs });
   for (const driver of drivers) {
     run.schedule(driver.plan.shiftStart, { type: 'shift_start', driver });
     run.schedule(driver.plan.shiftEnd, { type: 'shift_end', driver });
@@ -92,6 +95,12 @@ function handle(run: RunContext, event: SimEvent): Promise<void> | void {
     case 'track_point':
       return followTrack(run, event.driver, event.point);
   }
+}
+
+/** Each job's successor in creation order: the order of their `job_created` events (time, then plan order). */
+function creationSuccessors(jobs: JobState[]): Map<JobState, JobState> {
+  const order = jobs.toSorted((a, b) => a.plan.createdAt - b.plan.createdAt);
+  return new Map(order.slice(1).map((job, i) => [order[i]!, job]));
 }
 
 /** Drivers still at work when the run stops: their open intervals end now. */

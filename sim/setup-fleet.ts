@@ -17,44 +17,49 @@ const DRIVER_PASSWORD = 'simulated-driver-1';
 
 type WorkflowBody = { states: { id: string; key: string; phase: string }[] };
 
-/** How a driver's app gets its session: REST sign-in with the password (live), or issued in process. */
-export type SignInDriver = (api: SiteApi, driver: { userId: string; email: string; password: string | undefined }) => Promise<SessionCredential>;
+/** A driver to sign in: their user id, email and (live) password. */
+export type DriverLogin = { userId: string; email: string; password: string | undefined };
 
-const passwordSignIn: SignInDriver = (api, driver) => SessionCredential.signIn(api, driver.email, driver.password!);
+/** How the drivers' apps get their sessions, in driver order: REST sign-in with the password (live), or issued in process. */
+export type SignInDrivers = (api: SiteApi, drivers: DriverLogin[]) => Promise<SessionCredential[]>;
+
+const passwordSignIn: SignInDrivers = (api, drivers) => Promise.all(drivers.map((driver) => SessionCredential.signIn(api, driver.email, driver.password!)));
 
 /**
  * Creates the fleet through the REST API as an office would: one team, and per driver a vehicle and a worker (a new
- * driver user with that vehicle and team), then signs each driver in as their app would. Each kind of call is made
+ * driver user with that vehicle and team), then signs the drivers in as their apps would. Each kind of call is made
  * one at a time in driver order, so ids (sortable ULIDs) follow driver names and tie rules by id break the same way
- * in every run; the kinds overlap (the next driver's vehicle while this driver's worker is created, a driver's
- * sign-in while the next ones are), so setup waits on one round trip at a time less.
+ * in every run; the next driver's vehicle is created while this driver's worker is, so setup waits on one round
+ * trip at a time less.
  *
- * With `signIn` (in process), drivers get no password and their sessions are issued directly, sparing a password
- * hash per driver per run; without it (live), they get a password and sign in over REST like any app.
+ * With `signIn` (in process), drivers get no password and their sessions are issued directly, all at once, sparing
+ * a password hash and a transaction per driver per run; without it (live), they get a password and sign in over REST
+ * like any app.
  */
-export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, signIn: SignInDriver | null = null): Promise<SiteFleet> {
+export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, signIn: SignInDrivers | null = null): Promise<SiteFleet> {
   const workflow = await api.call<WorkflowBody>('GET', '/api/workflow?entity_type=stop');
   const team = await api.call<{ id: string }>('POST', '/api/team', { name: `sim ${runLabel}`, description: `simulated fleet of ${plan.scenario.name}` });
   const vehicleOf = (index: number) => settled(api.call<{ id: string }>('POST', '/api/vehicle', { name: `${runLabel} ${plan.drivers[index]!.name}`, type: plan.scenario.fleet.vehicle }));
-  const sessions: Promise<FleetMember>[] = [];
+  const logins: DriverLogin[] = [];
   let nextVehicle = vehicleOf(0);
   for (const [index, driver] of plan.drivers.entries()) {
     const vehicle = await nextVehicle;
     if (index + 1 < plan.drivers.length) nextVehicle = vehicleOf(index + 1);
     const email = `${runLabel}-${driver.name}@sim.example`;
+    const password = signIn ? undefined : DRIVER_PASSWORD;
     const worker = await api.call<{ id: string }>('POST', '/api/worker', {
       email,
-      ...(signIn ? {} : { password: DRIVER_PASSWORD }),
+      ...(password ? { password } : {}),
       first_name: driver.name,
       last_name: 'Sim',
       default_vehicle_id: vehicle.id,
       team_ids: [team.id],
       ...maxLoad(plan),
     });
-    const credential = (signIn ?? passwordSignIn)(api, { userId: worker.id, email, password: signIn ? undefined : DRIVER_PASSWORD });
-    sessions.push(settled(credential.then((session) => ({ name: driver.name, userId: worker.id, email, credential: session }))));
+    logins.push({ userId: worker.id, email, password });
   }
-  const members = await Promise.all(sessions);
+  const sessions = await (signIn ?? passwordSignIn)(api, logins);
+  const members = plan.drivers.map((driver, i) => ({ name: driver.name, userId: logins[i]!.userId, email: logins[i]!.email, credential: sessions[i]! }));
   return { teamId: team.id, members, byUserId: new Map(members.map((m) => [m.userId, m])), stopStates: stopStatesOf(workflow) };
 }
 

@@ -50,6 +50,7 @@ export async function simulateInProcess(plan: Plan, strategies: StrategyName[], 
           timeline: site.timeline,
           recorder,
           afterJobCreated: site.afterJobCreated,
+          createJobsAhead: true,
           onProgress: (done) => options.onProgress?.(name, done),
         });
         results.push([name, result]);

@@ -29,6 +29,8 @@ export type DriverState = {
 
 export type JobState = {
   plan: PlannedJob;
+  /** Its `POST /job` is queued on the office's chain (at its creation, or ahead of it: `RunContext.createdAfter`). */
+  creationQueued: boolean;
   id: string | null;
   stopIds: [string, string] | null;
   attempts: number;
@@ -86,6 +88,7 @@ export function newDriverState(plan: PlannedDriver, member: FleetMember): Driver
 export function newJobState(plan: PlannedJob): JobState {
   return {
     plan,
+    creationQueued: false,
     id: null,
     stopIds: null,
     attempts: 0,

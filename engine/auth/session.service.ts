@@ -97,8 +97,26 @@ export async function issueSession(
   profile: UserProfile | null,
   sessionId = newId('session'),
 ): Promise<IssuedSession> {
+  await switchTenant(em, { siteId: profile?.siteId ?? null, userId: user.id });
+  const session = draftSession(em, settings, user, profile, sessionId);
+  await em.flush();
+  return session;
+}
+
+/**
+ * Sessions for several users of one site at once (each on their profile there): their token rows go out in one
+ * flush, an insert per table, where a session each costs a tenant switch and two inserts.
+ */
+export async function issueSiteSessions(em: EntityManager, settings: AuthSettings, siteId: string, holders: { user: User; profile: UserProfile }[]): Promise<IssuedSession[]> {
+  await switchTenant(em, { siteId, userId: null });
+  const sessions = holders.map(({ user, profile }) => draftSession(em, settings, user, profile, newId('session')));
+  await em.flush();
+  return sessions;
+}
+
+/** A session's token rows, persisted with the next flush. */
+function draftSession(em: EntityManager, settings: AuthSettings, user: User, profile: UserProfile | null, sessionId: string): IssuedSession {
   const siteId = profile?.siteId ?? null;
-  await switchTenant(em, { siteId, userId: user.id });
   const now = settings.clock.now().getTime();
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
@@ -124,7 +142,6 @@ export async function issueSession(
     tokenHash: hashToken(refreshToken),
     expiresAt: refreshExpiresAt,
   });
-  await em.flush();
   return { sessionId, accessTokenId: access.id, accessToken, refreshToken, accessExpiresAt, refreshExpiresAt, siteId, user, profile };
 }
 

@@ -12,17 +12,20 @@ const CHECKS = [
 ] as const;
 
 /**
- * Checks that every vehicle, team and zone id given exists on the transaction's site. It runs plain SQL inside the
- * tenant transaction, so row-level security hides other sites' rows and their ids read as missing.
- * @throws DomainError 404 NOT_FOUND naming the field and the missing ids
+ * Checks that every vehicle, team and zone id given exists on the transaction's site, in one statement. It runs plain
+ * SQL inside the tenant transaction, so row-level security hides other sites' rows and their ids read as missing.
+ * @throws DomainError 404 NOT_FOUND naming the first field (vehicle, team, zone) with missing ids, and those ids
  */
 export async function assertWorkerReferences(em: EntityManager, refs: WorkerReferences): Promise<void> {
-  for (const check of CHECKS) {
+  const asked = CHECKS.map((check) => {
     const value = refs[check.field];
-    const ids = [...new Set(value === null || value === undefined ? [] : Array.isArray(value) ? value : [value])];
-    if (ids.length === 0) continue;
-    const rows = await em.execute<{ id: string }[]>(`select id from ${check.table} where id in (${ids.map(() => '?').join(', ')})`, ids);
-    const found = new Set(rows.map((r) => r.id));
+    return { check, ids: [...new Set(value === null || value === undefined ? [] : Array.isArray(value) ? value : [value])] };
+  }).filter((entry) => entry.ids.length > 0);
+  if (asked.length === 0) return;
+  const sql = asked.map(({ check, ids }) => `select '${check.field}' as field, id from ${check.table} where id in (${ids.map(() => '?').join(', ')})`).join(' union all ');
+  const rows = await em.execute<{ field: string; id: string }[]>(sql, asked.flatMap((entry) => entry.ids));
+  for (const { check, ids } of asked) {
+    const found = new Set(rows.filter((r) => r.field === check.field).map((r) => r.id));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) {
       throw new DomainError(404, 'NOT_FOUND', `${check.entity} ${missing.join(', ')} not found`, check.field);

@@ -58,7 +58,8 @@ export async function createWorker(em: EntityManager, actor: AuditActor, siteId:
   await assertWorkerReferences(em, input);
   const customFields = resolveCustomFields(await loadDefinitions(em, 'worker'), null, input.custom_fields);
   const user = input.user_id ? await activeDriver(em, siteId, input.user_id) : await newDriver(em, actor, siteId, input);
-  if (await em.count(WorkerSchema, { userId: user.id })) {
+  // A user created just now is nobody's worker yet.
+  if (input.user_id && (await em.count(WorkerSchema, { userId: user.id }))) {
     throw new DomainError(409, 'WORKER_EXISTS', `User ${user.id} is already a worker of this site`, 'user_id');
   }
   const worker = em.create(WorkerSchema, {

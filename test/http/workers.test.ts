@@ -83,6 +83,9 @@ describe('workers', () => {
     await expectFieldError(sites.acme.as.admin.post('/api/worker', { user_id: sites.acme.users.driver.id, first_name: 'Renamed' }), 400, 'user_id');
     await expectFieldError(sites.acme.as.admin.post('/api/worker', { email: 'x1@example.com', default_vehicle_id: fleet.foreignVehicle }), 404, 'default_vehicle_id');
     await expectFieldError(sites.acme.as.admin.post('/api/worker', { email: 'x2@example.com', team_ids: [fleet.teamA, 'team_missing'] }), 404, 'team_ids');
+    // The references are checked in one statement; a valid vehicle does not hide a missing team, and with both missing the vehicle is named.
+    await expectFieldError(sites.acme.as.admin.post('/api/worker', { email: 'x3@example.com', default_vehicle_id: fleet.vehicle, team_ids: ['team_missing'] }), 404, 'team_ids');
+    await expectFieldError(sites.acme.as.admin.post('/api/worker', { email: 'x4@example.com', default_vehicle_id: fleet.foreignVehicle, team_ids: ['team_missing'] }), 404, 'default_vehicle_id');
     await expectFieldError(sites.acme.as.admin.put('/api/worker', { id: sites.acme.users.driver.id, zone_ids: ['zone_missing'] }), 404, 'zone_ids');
     const users = await sites.acme.as.admin.get<Many>('/api/user/search?q=x1@example.com');
     expect(users.body.meta.pagination.totalItems).toBe(0);

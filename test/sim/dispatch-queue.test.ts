@@ -15,7 +15,7 @@ function runAt(now: number, strategy: StrategyName = 'team-eta'): RunContext {
   const plan = planFor('test-small', 42, { jobs: 6 });
   const fleet = { members: plan.drivers.map((d) => ({ name: d.name, userId: d.name })) } as unknown as SiteFleet;
   const drivers = plan.drivers.map((d, i) => newDriverState(d, fleet.members[i]!));
-  const run = createRunContext({ plan, api: null as unknown as SiteApi, fleet, strategy: strategyAdapter(strategy), timeline: null as never, recorder: null, drivers, jobs: plan.jobs.map(newJobState) });
+  const run = createRunContext({ plan, api: null as unknown as SiteApi, fleet, strategy: strategyAdapter(strategy), timeline: null as never, recorder: null, createdAfter: null, drivers, jobs: plan.jobs.map(newJobState) });
   run.now = now;
   return run;
 }
