@@ -20,7 +20,8 @@ const HISTORY_DRIVERS = 1000;
  * server that has been up for a while has.
  */
 export async function seedDispatchHistory(orm: MikroORM, engine: Engine, deps: DispatchDeps, ctx: CommandContext, site: EngineSite, jobs: number): Promise<void> {
-  const teamId = await seedDrivers(orm, site, HISTORY_DRIVERS, 'history');
+  // Labelled by site: bench:dispatch seeds one site per fleet size in one database, and team and user ids are global.
+  const teamId = await seedDrivers(orm, site, HISTORY_DRIVERS, `history_${site.siteId}`);
   for (const jobId of await makeJobs(engine, ctx, site, jobs)) {
     await engine.command(ctx, `job:${jobId}`, (scope) => dispatchByStrategy(deps, scope, { jobId, strategy: 'eta', method: 'team', teamId, requireConfirmation: false }));
   }
