@@ -25,5 +25,10 @@ export async function seedDispatchHistory(orm: MikroORM, engine: Engine, deps: D
   for (const jobId of await makeJobs(engine, ctx, site, jobs)) {
     await engine.command(ctx, `job:${jobId}`, (scope) => dispatchByStrategy(deps, scope, { jobId, strategy: 'eta', method: 'team', teamId, requireConfirmation: false }));
   }
+  await analyzeDispatchTables(orm);
+}
+
+/** Statistics of the tables a dispatch's statements read and write. */
+export async function analyzeDispatchTables(orm: MikroORM): Promise<void> {
   await inTenantScope(orm, { siteId: null, platform: true }, (em) => em.execute('analyze job, stop, address, route, route_stop, dispatch, audit_record, outbox, outbox_pending'));
 }
