@@ -14,11 +14,10 @@ import { writeFileSync } from 'node:fs';
 import { dispatchDeps } from '../engine/dispatch/dispatch-deps.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
-import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { makeJobs, seedDrivers } from './support/dispatch-fleet.ts';
-import { seedDispatchHistory } from './support/dispatch-history.ts';
+import { analyzeDispatchTables, seedDispatchHistory } from './support/dispatch-history.ts';
 import { dispatcherContext, seedEngineSite } from './support/engine-seed.ts';
 import { percentiles } from './support/open-loop.ts';
 import { explainRoundTrips, recordTimelines, type RoundTrip, type Timeline } from './support/round-trip-timeline.ts';
@@ -104,7 +103,7 @@ async function main(): Promise<void> {
     const jobs = await makeJobs(services.engine, ctx, site, SAMPLES + WARMUP + EXPLAINED);
     const dispatch = (jobId: string) =>
       services.engine.command(ctx, `job:${jobId}`, (scope) => dispatchByStrategy(deps, scope, { jobId, strategy: STRATEGY, method: 'team', teamId, requireConfirmation: false }));
-    const analyze = () => inTenantScope(services.db.orm, { siteId: null, platform: true }, (em) => em.execute('analyze job, stop, address, route, route_stop, dispatch, audit_record, outbox'));
+    const analyze = () => analyzeDispatchTables(services.db.orm);
     if (process.env.BENCH_TIMELINE_ANALYZE === 'before') await analyze();
     const history = Number(process.env.BENCH_TIMELINE_HISTORY ?? 0);
     if (history > 0) {

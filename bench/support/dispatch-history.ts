@@ -20,10 +20,15 @@ const HISTORY_DRIVERS = 1000;
  * server that has been up for a while has.
  */
 export async function seedDispatchHistory(orm: MikroORM, engine: Engine, deps: DispatchDeps, ctx: CommandContext, site: EngineSite, jobs: number): Promise<void> {
-  // Each fleet size seeds its own site in the same database: the history team's ids must differ per site.
-  const teamId = await seedDrivers(orm, site, HISTORY_DRIVERS, `history${site.siteId.slice(-8).toLowerCase()}`);
+  // Labelled by site: bench:dispatch seeds one site per fleet size in one database, and team and user ids are global.
+  const teamId = await seedDrivers(orm, site, HISTORY_DRIVERS, `history_${site.siteId}`);
   for (const jobId of await makeJobs(engine, ctx, site, jobs)) {
     await engine.command(ctx, `job:${jobId}`, (scope) => dispatchByStrategy(deps, scope, { jobId, strategy: 'eta', method: 'team', teamId, requireConfirmation: false }));
   }
+  await analyzeDispatchTables(orm);
+}
+
+/** Statistics of the tables a dispatch's statements read and write. */
+export async function analyzeDispatchTables(orm: MikroORM): Promise<void> {
   await inTenantScope(orm, { siteId: null, platform: true }, (em) => em.execute('analyze job, stop, address, route, route_stop, dispatch, audit_record, outbox, outbox_pending'));
 }

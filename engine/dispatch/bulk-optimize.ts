@@ -13,7 +13,7 @@ import type { BulkResult, BulkRoute } from './bulk-distribute.ts';
 import { fleetProblem, plannedStopIds, shiftOn, withMatrix, type FleetDriver, type FleetJob } from './bulk-optimize-problem.ts';
 import { siteTimezone } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
-import { DECISION_LIST_LIMIT, exclusionCounts, type DispatchDecision, type Exclusion } from './dispatch-types.ts';
+import { exclude, noExcludedDrivers, type DispatchDecision, type ExcludedDrivers } from './dispatch-types.ts';
 import { loadDriverFacts, type DriverFacts } from './driver-facts.ts';
 import { exclusionReason } from './evaluate.ts';
 import { assertDispatchableZone, loadJobTarget, type JobTarget } from './job-target.ts';
@@ -28,7 +28,7 @@ export type ProviderFor = (em: EntityManager) => Promise<MappingProvider>;
 const FAILURE_CODES = { capacity: 'CAPACITY_EXCEEDED', time_window: 'TIME_WINDOW_INFEASIBLE', fleet_exhausted: 'FLEET_EXHAUSTED' } as const;
 const TIE_RULE = 'optimize_routes: jobs assigned and ordered by the route optimizer (least total duration; capacity, shifts, time windows)';
 
-type Snapshot = { jobs: FleetJob[]; drivers: DriverFacts[]; fleet: FleetDriver[]; exclusions: Exclusion[]; failed: FailedJob[]; provider: MappingProvider; now: Date };
+type Snapshot = { jobs: FleetJob[]; drivers: DriverFacts[]; fleet: FleetDriver[]; excluded: ExcludedDrivers; failed: FailedJob[]; provider: MappingProvider; now: Date };
 
 /**
  * Bulk distribution with `optimize_routes`: the team's eligible drivers (active, available, with a default vehicle,
@@ -76,14 +76,14 @@ async function readSnapshot(deps: DispatchDeps, scope: CommandScope, request: Op
   const jobs = await loadStops(scope, targets.map((t) => t.id));
   const capacities = await vehicleItems(scope, drivers.flatMap((d) => (d.defaultVehicleId ? [d.defaultVehicleId] : [])));
   const fleet: FleetDriver[] = [];
-  const exclusions: Exclusion[] = [];
+  const excluded = noExcludedDrivers();
   for (const driver of drivers) {
     const options = { at: now, timezone, job: targets[0]!, considerSchedule: false, considerConflicts: false, requireAvailable: true, requireVehicle: true };
     const shift = shiftOn(driver.schedule, timezone, now);
     const reason = targets[0] ? exclusionReason(driver, options) : null;
     const offToday = shift !== null && shift.end <= now.getTime();
     if (reason || offToday) {
-      exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason: reason ?? 'off_schedule' });
+      exclude(excluded, driver, reason ?? 'off_schedule');
       continue;
     }
     const room = driver.maxLoad === null ? null : Math.max(0, driver.maxLoad - driver.load);
@@ -92,7 +92,7 @@ async function readSnapshot(deps: DispatchDeps, scope: CommandScope, request: Op
     fleet.push({ userId: driver.userId, position: driver.position, capacity, shift });
   }
   const provider = providerFor ? await providerFor(scope.em) : deps.mappingFor(scope.siteId);
-  return { jobs, drivers, fleet, exclusions, failed, provider, now };
+  return { jobs, drivers, fleet, excluded, failed, provider, now };
 }
 
 async function applySolution(scope: CommandScope, request: OptimizeRequest, snapshot: Snapshot, solution: RoutingSolution): Promise<BulkResult> {
@@ -150,8 +150,9 @@ function decisionFor(snapshot: Snapshot, driver: DriverFacts, arrivalSeconds: nu
     considered: snapshot.drivers.length,
     eligible: snapshot.fleet.length,
     candidates: [{ driver_id: driver.userId, driver_name: driver.name, eta_minutes: Math.round(arrivalSeconds / 6) / 10, distance_meters: null, load, rank: 1 }],
-    exclusions: snapshot.exclusions.slice(0, DECISION_LIST_LIMIT),
-    excluded_by_reason: exclusionCounts(snapshot.exclusions),
+    // The same list and counts for every job of the batch (decisions are written, never changed).
+    exclusions: snapshot.excluded.listed,
+    excluded_by_reason: snapshot.excluded.byReason,
     winner: { driver_id: driver.userId, driver_name: driver.name },
   };
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { booleanPointInPolygon } from '@turf/boolean-point-in-polygon';
 import { ZoneSchema } from '../../persistence/entities/zone.entity.ts';
 import type { MappingProvider } from '../mapping/mapping-provider.ts';
-import { DECISION_LIST_LIMIT, type DispatchDecision, type Exclusion, type ExclusionReason, type Strategy } from './dispatch-types.ts';
+import { DECISION_LIST_LIMIT, exclude, noExcludedDrivers, type DispatchDecision, type Strategy } from './dispatch-types.ts';
 import { busyWindows, type DriverFacts } from './driver-facts.ts';
 import { driverFacts, indexedDriverFacts, type IndexedDrivers } from './driver-index.ts';
 import { shortlist } from './driver-index-shortlist.ts';
@@ -68,8 +68,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
   // `drivers` itself until the first exclusion: with every driver eligible (the usual team) no array is grown
   // driver by driver (three times the fleet's size in pointers, per decision).
   let eligible = drivers;
-  const exclusions: Exclusion[] = [];
-  const excludedByReason: Partial<Record<ExclusionReason, number>> = {};
+  const excluded = noExcludedDrivers();
   for (let i = 0; i < drivers.length; i++) {
     const driver = drivers[i]!;
     const reason = exclusionReason(driver, options);
@@ -78,10 +77,7 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
       continue;
     }
     if (eligible === drivers) eligible = drivers.slice(0, i);
-    excludedByReason[reason] = (excludedByReason[reason] ?? 0) + 1;
-    // Only the first ones are shown (the count is `considered - eligible`): a large fleet mostly off schedule made
-    // one object per excluded driver per decision, for nothing.
-    if (exclusions.length < DECISION_LIST_LIMIT) exclusions.push({ driver_id: driver.userId, driver_name: driver.name, reason });
+    exclude(excluded, driver, reason);
   }
   // Round-robin does not rank by distance: no need to measure.
   const measured = shortlist(strategy, eligible, input.job.pickup).map((i) => eligible[i]!);
@@ -98,8 +94,8 @@ async function rankAndRecord(drivers: DriverFacts[], options: EligibilityOptions
       considered: drivers.length,
       eligible: eligible.length,
       candidates: toCandidateScores(ranked.slice(0, DECISION_LIST_LIMIT)),
-      exclusions,
-      excluded_by_reason: excludedByReason,
+      exclusions: excluded.listed,
+      excluded_by_reason: excluded.byReason,
       winner: winner ? { driver_id: winner.userId, driver_name: winner.name } : null,
     },
   };

@@ -66,15 +66,22 @@ export type DispatchDecision = {
 
 /**
  * Lists in a stored decision are capped: a 10k-driver site must not write 10k rows of JSON per dispatch. Ten, not
- * 25: each listed driver is ~140 bytes written three times per dispatch (the record, its audit record's creation, and
- * parsed by PostgreSQL as a parameter), and past the first few the list told nothing the counts do not; the
- * exclusions are counted by reason in `excluded_by_reason`.
+ * 25: each listed driver is ~140 bytes of the dispatch's write (sent in the statement's text, parsed by PostgreSQL as
+ * a jsonb parameter, stored compressed in the record; the audit keeps only the strategy and the winner), and past the
+ * first few the list told nothing the counts do not; the exclusions are counted by reason in `excluded_by_reason`.
  */
 export const DECISION_LIST_LIMIT = 10;
 
-/** Drivers left out, counted by reason (a decision's `excluded_by_reason`). */
-export function exclusionCounts(exclusions: Exclusion[]): Partial<Record<ExclusionReason, number>> {
-  const counts: Partial<Record<ExclusionReason, number>> = {};
-  for (const { reason } of exclusions) counts[reason] = (counts[reason] ?? 0) + 1;
-  return counts;
+/** A decision's drivers left out: the first {@link DECISION_LIST_LIMIT} listed, every one counted by reason. */
+export type ExcludedDrivers = { listed: Exclusion[]; byReason: Partial<Record<ExclusionReason, number>> };
+
+export const noExcludedDrivers = (): ExcludedDrivers => ({ listed: [], byReason: {} });
+
+/**
+ * Counts `driver` under `reason`, and lists it while the list has room: a large fleet mostly off schedule made one
+ * object per excluded driver per decision, for nothing.
+ */
+export function exclude(excluded: ExcludedDrivers, driver: { userId: string; name: string }, reason: ExclusionReason): void {
+  excluded.byReason[reason] = (excluded.byReason[reason] ?? 0) + 1;
+  if (excluded.listed.length < DECISION_LIST_LIMIT) excluded.listed.push({ driver_id: driver.userId, driver_name: driver.name, reason });
 }

@@ -63,6 +63,10 @@ export class GroupCommit<T> {
     this.pipelined = options.pipeline !== false;
     this.maxBatch = options.maxBatch ?? 32;
     this.maxConcurrent = options.maxConcurrent ?? (this.pipelined ? 2 : 4);
+    // Zero would never start a batch (maxBatch 0 would start empty ones forever): every caller left unanswered.
+    if (!(Number.isInteger(this.maxBatch) && this.maxBatch >= 1 && Number.isInteger(this.maxConcurrent) && this.maxConcurrent >= 1)) {
+      throw new RangeError(`group commit needs maxBatch and maxConcurrent of at least 1 (got ${this.maxBatch} and ${this.maxConcurrent})`);
+    }
   }
 
   /** Runs `unit` in the next batch of its site; resolves after that batch committed, rejects with the unit's own error. */
@@ -87,9 +91,11 @@ export class GroupCommit<T> {
       // The waiting units are spread over the free slots, so that batches overlap: while PostgreSQL works on one,
       // Node works on the other's answers (pipelined, a batch as big as the whole load left one of the two idle at
       // any time, Node and PostgreSQL taking turns); not pipelined, their round trips overlap. A slot that frees
-      // while the other batch runs takes every unit that waited, which keeps the two batches staggered.
-      const size = Math.ceil(this.queue.length / (this.maxConcurrent - this.running));
-      while (this.running < this.maxConcurrent && this.queue.length > 0) void this.start(this.take(size));
+      // while the other batch runs takes every unit that waited, which keeps the two batches staggered. The share is
+      // counted again for each slot: a site with fewer units waiting than its share leaves the rest to the next slot.
+      while (this.running < this.maxConcurrent && this.queue.length > 0) {
+        void this.start(this.take(Math.ceil(this.queue.length / (this.maxConcurrent - this.running))));
+      }
     });
   }
 

@@ -43,7 +43,9 @@ export const DecisionSchema = Type.Object(
       description: 'the first drivers left out, in driver id order; at most 10 (earlier records: 25)',
     }),
     excluded_by_reason: Type.Optional(
-      Type.Record(Type.String(), Type.Integer(), { description: 'every driver left out, counted by reason (the list names only the first ones); strategy decisions only' }),
+      Type.Record(Type.String(), Type.Integer({ minimum: 1 }), {
+        description: `every driver left out, counted by reason (keys among ${EXCLUSION_REASONS.join(', ')}; the list names only the first ones); strategy and optimizer decisions, absent on manual assignments, claims and earlier records`,
+      }),
     ),
     winner: Nullable(Type.Object({ driver_id: Type.String(), driver_name: Type.String() }, { additionalProperties: false })),
     failure: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false })),

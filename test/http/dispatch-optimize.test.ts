@@ -41,6 +41,9 @@ describe('bulk distribute with optimize_routes (the route optimizer)', () => {
       await createDriver(server, acme, { name: 'Mid Mia', at: at(0, 0), vehicleId: van, teamIds: [team] }),
       await createDriver(server, acme, { name: 'East Eve', at: at(0, 30), vehicleId: van, teamIds: [team] }),
     ];
+    // Left out of the plan, and counted in every decision: one offline, two without a vehicle.
+    await createDriver(server, acme, { name: 'Off Olga', at: at(0, 0), vehicleId: van, teamIds: [team], availability: 'offline' });
+    for (const name of ['Walk Will', 'Walk Wanda']) await createDriver(server, acme, { name, at: at(0, 0), teamIds: [team] });
     const near = new Map<string, string>();
     const jobs: JobBody[] = [];
     for (const [i, driver] of drivers.entries()) {
@@ -69,10 +72,14 @@ describe('bulk distribute with optimize_routes (the route optimizer)', () => {
     const phases = await Promise.all(jobs.map(async (j) => (await acme.as.dispatcher.get<One<{ phase: string; driver_user_id: string }>>(`/api/job/${j.id}`)).body.data));
     expect(phases.every((j) => j.phase === 'assigned' && near.get(jobs[phases.indexOf(j)]!.id) === j.driver_user_id)).toBe(true);
 
-    // The decision says the optimizer chose, with the planned arrival.
-    const [record] = (await acme.as.dispatcher.get<{ data: { decision: { tie_rule: string; winner: { driver_id: string } } }[] }>(`/api/dispatch/search?job_id=${jobs[0]!.id}`)).body.data;
+    // The decision says the optimizer chose, with the planned arrival, and who was left out.
+    type Decision = { tie_rule: string; winner: { driver_id: string }; considered: number; eligible: number; exclusions: { reason: string }[]; excluded_by_reason: Record<string, number> };
+    const [record] = (await acme.as.dispatcher.get<{ data: { decision: Decision }[] }>(`/api/dispatch/search?job_id=${jobs[0]!.id}`)).body.data;
     expect(record!.decision.tie_rule).toMatch(/optimizer/);
     expect(record!.decision.winner.driver_id).toBe(drivers[0]!.id);
+    expect({ considered: record!.decision.considered, eligible: record!.decision.eligible }).toEqual({ considered: 6, eligible: 3 });
+    expect(record!.decision.exclusions.map((e) => e.reason).toSorted()).toEqual(['no_vehicle', 'no_vehicle', 'not_available']);
+    expect(record!.decision.excluded_by_reason).toEqual({ not_available: 1, no_vehicle: 2 });
   }, 60_000);
 
   it('reports the jobs it cannot place: too big for every vehicle, a window no driver can reach, no room left', async () => {

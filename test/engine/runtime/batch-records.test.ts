@@ -9,10 +9,12 @@ import { startTestServer, type TestServer } from '../../support/test-server.ts';
 
 let server: TestServer;
 let acme: SiteFixture;
+let globex: SiteFixture;
 
 beforeAll(async () => {
   server = await startTestServer();
   acme = await createSiteFixture(server, 'acme');
+  globex = await createSiteFixture(server, 'globex');
 });
 afterAll(() => server.close());
 
@@ -97,8 +99,8 @@ function recordingGroupCommit(pipeline: boolean): { groupCommit: GroupCommit<str
   return { groupCommit, batchSizes };
 }
 
-const run = (groupCommit: GroupCommit<string>, work: (em: EntityManager) => Promise<string>) =>
-  groupCommit.run({ siteId: acme.site.id, userId: acme.users.admin.id, work });
+const run = (groupCommit: GroupCommit<string>, work: (em: EntityManager) => Promise<string>, site: SiteFixture = acme) =>
+  groupCommit.run({ siteId: site.site.id, userId: site.users.admin.id, work });
 
 describe('group commit slots (units that waited are spread over the free transactions)', () => {
   it.each([true, false])('splits units that arrive together over both free slots (pipelined: %s)', async (pipeline) => {
@@ -124,5 +126,20 @@ describe('group commit slots (units that waited are spread over the free transac
     expect(batchSizes).toEqual([6, 1]);
     expect(new Set(others).size).toBe(1);
     expect(others).not.toContain(slowTransaction);
+  });
+
+  it('gives the second slot every unit of the next site when the first site had fewer than its share', async () => {
+    const { groupCommit, batchSizes } = recordingGroupCommit(true);
+    const [acmeTransactions, globexTransactions] = await Promise.all([
+      Promise.all(Array.from({ length: 2 }, () => run(groupCommit, transactionId))),
+      Promise.all(Array.from({ length: 6 }, () => run(groupCommit, transactionId, globex))),
+    ]);
+    expect(batchSizes.toSorted((a, b) => a - b)).toEqual([2, 6]);
+    expect([new Set(acmeTransactions).size, new Set(globexTransactions).size]).toEqual([1, 1]);
+  });
+
+  it('refuses a size or a number of slots below one, which would leave every caller unanswered', () => {
+    expect(() => new GroupCommit({ orm: server.services.db.orm, maxBatch: 0 })).toThrow(RangeError);
+    expect(() => new GroupCommit({ orm: server.services.db.orm, maxConcurrent: 0 })).toThrow(RangeError);
   });
 });
