@@ -38,6 +38,7 @@ import { startCpuProfile } from './support/cpu-profile.ts';
 import { engineBenchOptions } from './support/engine-options.ts';
 import { databaseActivity, type ActivityDelta } from './support/database-activity.ts';
 import { postgresCpu } from './support/postgres-cpu.ts';
+import { startWaitEvents } from './support/wait-events.ts';
 
 const IDLE_ACTORS = 200_000;
 const RATE_SECONDS = 2;
@@ -120,9 +121,11 @@ async function main(): Promise<void> {
       if (profileThis) await measureLoop(`${name} (warm-up)`, { ...LOOP, warmupSeconds: 0, durationSeconds: LOOP.warmupSeconds }, operation, progress);
       const profiler = await startCpuProfile(profileThis ? OPTIONS.profileFile : undefined);
       const before = await activity.sample();
+      const waits = OPTIONS.waitEvents && key !== 'raw' ? await startWaitEvents(database.url, database.name) : null;
       const result = await measureLoop(name, profileThis ? { ...LOOP, warmupSeconds: 0 } : LOOP, operation, progress, probe);
       const postgres = (await activity.sample()).since(before);
       await profiler.stop();
+      if (waits) progress(`${name}: backends on average (warm-up and run)\n${(await waits.stop()).map((w) => `  ${w.backends.toFixed(3)}  ${w.what}`).join('\n')}`);
       if (profileThis) progress(`CPU profile of ${name}: ${OPTIONS.profileFile}`);
       profiled ||= profileThis;
       progress(`${name}: PostgreSQL during warm-up and run: ${JSON.stringify(postgres)}`);

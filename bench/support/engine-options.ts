@@ -6,7 +6,9 @@
  * - BENCH_SKIP_ACTORS=1: skips (a), the idle-actor and machine-rate phase;
  * - BENCH_SKIP_COUNT=1: skips counting statements (and the audit/outbox check that follows it);
  * - BENCH_CPU_PROFILE=<file>: a V8 CPU profile of the measured part of the first `stop` workload
- *   (BENCH_PROFILE_WORKLOAD=job profiles the job workload instead).
+ *   (BENCH_PROFILE_WORKLOAD=job profiles the job workload instead);
+ * - BENCH_WAIT_EVENTS=1: samples what the database's backends do during each measured command workload (working,
+ *   waiting for the WAL flush, waiting for Node, ...) and prints it (support/wait-events.ts).
  */
 export type EngineBenchOptions = {
   seconds: number;
@@ -16,6 +18,7 @@ export type EngineBenchOptions = {
   skipCount: boolean;
   profileFile: string | undefined;
   profileWorkload: 'job' | 'stop';
+  waitEvents: boolean;
   /** The BENCH_ variables set, if any (such a run does not replace bench/results/engine.json). */
   custom: string;
 };
@@ -31,6 +34,7 @@ export function engineBenchOptions(env: NodeJS.ProcessEnv = process.env): Engine
     skipCount: env.BENCH_SKIP_COUNT === '1',
     profileFile: env.BENCH_CPU_PROFILE,
     profileWorkload: env.BENCH_PROFILE_WORKLOAD === 'job' ? 'job' : 'stop',
+    waitEvents: env.BENCH_WAIT_EVENTS === '1',
     custom: Object.keys(env).filter((name) => name.startsWith('BENCH_')).join(', '),
   };
 }
