@@ -44,6 +44,7 @@ import { profiled } from './support/cpu-profile.ts';
 import { countGc, type GcFigures } from './support/gc-count.ts';
 import { startHeapProfile } from './support/heap-profile.ts';
 import { startPerfRecord } from './support/perf-record.ts';
+import { startDispatchTrace } from './support/dispatch-trace.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 
@@ -118,6 +119,7 @@ async function main(): Promise<void> {
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
+        const trace = startDispatchTrace(process.env.BENCH_DISPATCH_TRACE && `${process.env.BENCH_DISPATCH_TRACE}-${size}-${strategy}.json`);
         await profiled(`${size}-${strategy}`, async () => {
           for (const [i, jobId] of jobs.entries()) {
             if (i === WARMUP) {
@@ -126,8 +128,10 @@ async function main(): Promise<void> {
             }
             const cpu = process.cpuUsage();
             const started = performance.now();
-            await services.engine.command(ctx, `job:${jobId}`, (scope) =>
-              dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
+            await trace.around(i, () =>
+              services.engine.command(ctx, `job:${jobId}`, (scope) =>
+                dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
+              ),
             );
             const elapsed = performance.now() - started;
             const cpuUsed = process.cpuUsage(cpu);
@@ -138,6 +142,7 @@ async function main(): Promise<void> {
           }
         }, progress);
         await perf.stop();
+        await trace.stop();
         const allocated = await watch.heap!.stop();
         const gcFigures = await watch.gc!.stop();
         rows.push({ drivers: size, strategy, engine: percentiles(engine), oldSeries: percentiles(engine.slice(0, OLD_SAMPLES[size] ?? engine.length)), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]!, gc: gcFigures, allocatedKb: allocated === null ? null : allocated / 1024 / engine.length });
