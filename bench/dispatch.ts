@@ -33,6 +33,7 @@ import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import type { CommandContext, Engine } from '../engine/engine.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { lowerHelperThreadPriority } from '../app/helper-thread-priority.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
@@ -77,6 +78,8 @@ const ms = (n: number) => n.toFixed(2);
 type Row = { drivers: number; strategy: string; engine: Percentiles; oldSeries: Percentiles; engineCpu: Percentiles; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
 
 async function main(): Promise<void> {
+  // As `npm start` does first (main.ts); `BENCH_HELPER_PRIORITY=default` leaves V8's helper threads at the default priority, for comparison.
+  if (process.env.BENCH_HELPER_PRIORITY !== 'default') progress(`${lowerHelperThreadPriority()} helper threads at the lowest CPU priority`);
   const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
     const database = await createBenchDatabase();
