@@ -18,7 +18,10 @@
  * (`<prefix>-<size>-<strategy>.data`: every thread of the process, kernel included, at a fraction of the V8 profiler's
  * overhead; run Node with `--perf-basic-prof` to name JavaScript functions). `BENCH_DISPATCH_HISTORY=2000` dispatches that
  * many jobs to a team of their own first and analyzes the tables, so the series runs on a site with a history and
- * plans made on its real sizes (bench/support/dispatch-history.ts).
+ * plans made on its real sizes (bench/support/dispatch-history.ts). `BENCH_DISPATCH_TRACE=<prefix>` writes each timed
+ * dispatch's main-thread CPU and run-queue wait, the other threads' CPU and the GCs to `<prefix>-<size>-<strategy>.json`
+ * (bench/support/dispatch-trace.ts; with `BENCH_PERF` the perf samples map onto them). Like `npm start`, the bench
+ * first lowers V8's helper threads to nice 19 (app/helper-thread-priority.ts); `BENCH_HELPER_PRIORITY=default` does not.
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
