@@ -2,11 +2,14 @@ import { ConfigError, loadConfig } from './app/config.ts';
 import { seedDemoIfEmpty } from './app/seed-demo.ts';
 import { startServer } from './app/server.ts';
 import { createServices } from './app/services.ts';
+import { lowerHelperThreadPriority } from './app/helper-thread-priority.ts';
 import { startWebhookDelivery } from './engine/webhooks/start-webhook-delivery.ts';
 import { startNotificationDelivery } from './engine/notify/start-notification-delivery.ts';
 
 /** `npm start`: validate the environment, open the database, migrate, seed the demo on first start, serve. */
 async function main(): Promise<void> {
+  // Before any request: V8's compiler and GC helper threads yield the cores to the main thread (see the function).
+  lowerHelperThreadPriority();
   const config = loadConfig();
   const services = await createServices(config);
   const applied = await services.db.migrate();

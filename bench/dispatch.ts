@@ -18,7 +18,10 @@
  * (`<prefix>-<size>-<strategy>.data`: every thread of the process, kernel included, at a fraction of the V8 profiler's
  * overhead; run Node with `--perf-basic-prof` to name JavaScript functions). `BENCH_DISPATCH_HISTORY=2000` dispatches that
  * many jobs to a team of their own first and analyzes the tables, so the series runs on a site with a history and
- * plans made on its real sizes (bench/support/dispatch-history.ts).
+ * plans made on its real sizes (bench/support/dispatch-history.ts). `BENCH_DISPATCH_TRACE=<prefix>` writes each timed
+ * dispatch's main-thread CPU and run-queue wait, the other threads' CPU and the GCs to `<prefix>-<size>-<strategy>.json`
+ * (bench/support/dispatch-trace.ts; with `BENCH_PERF` the perf samples map onto them). Like `npm start`, the bench
+ * first lowers V8's helper threads to nice 19 (app/helper-thread-priority.ts); `BENCH_HELPER_PRIORITY=default` does not.
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -33,6 +36,7 @@ import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import type { CommandContext, Engine } from '../engine/engine.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { lowerHelperThreadPriority } from '../app/helper-thread-priority.ts';
 import { startBenchServices, prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
 import { dispatcherContext, seedEngineSite, type EngineSite } from './support/engine-seed.ts';
@@ -44,6 +48,7 @@ import { profiled } from './support/cpu-profile.ts';
 import { countGc, type GcFigures } from './support/gc-count.ts';
 import { startHeapProfile } from './support/heap-profile.ts';
 import { startPerfRecord } from './support/perf-record.ts';
+import { startDispatchTrace } from './support/dispatch-trace.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
 import { writeResults } from './support/report.ts';
 
@@ -76,6 +81,8 @@ const ms = (n: number) => n.toFixed(2);
 type Row = { drivers: number; strategy: string; engine: Percentiles; oldSeries: Percentiles; engineCpu: Percentiles; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
 
 async function main(): Promise<void> {
+  // As `npm start` does first (main.ts); `BENCH_HELPER_PRIORITY=default` leaves V8's helper threads at the default priority, for comparison.
+  if (process.env.BENCH_HELPER_PRIORITY !== 'default') progress(`${lowerHelperThreadPriority()} helper threads at the lowest CPU priority`);
   const { cleanups, cleanup, loadBefore } = prepareRun(progress);
   try {
     const database = await createBenchDatabase();
@@ -118,6 +125,7 @@ async function main(): Promise<void> {
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
+        const trace = startDispatchTrace(process.env.BENCH_DISPATCH_TRACE && `${process.env.BENCH_DISPATCH_TRACE}-${size}-${strategy}.json`);
         await profiled(`${size}-${strategy}`, async () => {
           for (const [i, jobId] of jobs.entries()) {
             if (i === WARMUP) {
@@ -126,8 +134,10 @@ async function main(): Promise<void> {
             }
             const cpu = process.cpuUsage();
             const started = performance.now();
-            await services.engine.command(ctx, `job:${jobId}`, (scope) =>
-              dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
+            await trace.around(i, () =>
+              services.engine.command(ctx, `job:${jobId}`, (scope) =>
+                dispatchByStrategy(deps, scope, { jobId, strategy, method: 'team', teamId, requireConfirmation: false }),
+              ),
             );
             const elapsed = performance.now() - started;
             const cpuUsed = process.cpuUsage(cpu);
@@ -138,6 +148,7 @@ async function main(): Promise<void> {
           }
         }, progress);
         await perf.stop();
+        await trace.stop();
         const allocated = await watch.heap!.stop();
         const gcFigures = await watch.gc!.stop();
         rows.push({ drivers: size, strategy, engine: percentiles(engine), oldSeries: percentiles(engine.slice(0, OLD_SAMPLES[size] ?? engine.length)), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]!, gc: gcFigures, allocatedKb: allocated === null ? null : allocated / 1024 / engine.length });

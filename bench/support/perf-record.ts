@@ -13,7 +13,7 @@ const ATTACH_MS = 1000;
  */
 export async function startPerfRecord(file: string | undefined): Promise<{ stop(): Promise<void> }> {
   if (!file) return { stop: async () => undefined };
-  const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '2000', '-g', '-o', file, '-p', String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '2000', '-g', '-k', 'mono', '-o', file, '-p', String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = once(perf, 'exit');
   await sleep(ATTACH_MS);
   return {
