@@ -10,6 +10,8 @@ export type IdleScavenger = {
   started(): void;
   /** It ended: once nothing is in flight, the next turn of the event loop scavenges if the young generation is full enough. */
   finished(): void;
+  /** Scavenges now if nothing is in flight and the young generation is full enough (what `finished` schedules). */
+  collectIfIdle(): void;
   /** Scavenges run in idle moments so far. */
   readonly count: number;
 };
@@ -26,11 +28,14 @@ export function idleScavenger(minFill = DEFAULT_MIN_FILL, gc: MinorGc | undefine
   let inFlight = 0;
   let scheduled = false;
   let count = 0;
-  const scavengeIfIdle = () => {
-    scheduled = false;
+  const collectIfIdle = () => {
     if (inFlight > 0 || !gc || youngFill() < minFill) return;
     gc({ type: 'minor' });
     count += 1;
+  };
+  const scavengeIfIdle = () => {
+    scheduled = false;
+    collectIfIdle();
   };
   return {
     started() {
@@ -43,6 +48,7 @@ export function idleScavenger(minFill = DEFAULT_MIN_FILL, gc: MinorGc | undefine
       scheduled = true;
       setImmediate(scavengeIfIdle);
     },
+    collectIfIdle,
     get count() {
       return count;
     },

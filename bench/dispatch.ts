@@ -138,7 +138,6 @@ async function main(): Promise<void> {
               watch.heap = await startHeapProfile(process.env.BENCH_HEAP_PROFILE && `${process.env.BENCH_HEAP_PROFILE}-${size}-${strategy}.heapprofile`);
             }
             const cpu = process.cpuUsage();
-            scavenger.started();
             const started = performance.now();
             await trace.around(i, () =>
               services.engine.command(ctx, `job:${jobId}`, (scope) =>
@@ -147,15 +146,14 @@ async function main(): Promise<void> {
             );
             const elapsed = performance.now() - started;
             const cpuUsed = process.cpuUsage(cpu);
-            scavenger.finished();
             if (i >= WARMUP) {
               engine.push(elapsed);
               engineCpu.push((cpuUsed.user + cpuUsed.system) / 1000);
               windows.push({ start: started, end: started + elapsed });
             }
-            // As a server's next request comes at least one event-loop turn after its response (where npm start's
-            // idle scavenge runs, app/idle-scavenge.ts); with BENCH_IDLE_SCAVENGE=off the same turn, without it.
-            await new Promise((resolve) => setImmediate(resolve));
+            // Between two dispatches, outside the timing: where npm start's server scavenges once no request is in
+            // flight (app/idle-scavenge.ts: the turn after a response, before the next request's bytes arrive).
+            scavenger.collectIfIdle();
           }
         }, progress);
         await perf.stop();

@@ -37,6 +37,17 @@ describe('idleScavenger', () => {
     expect(calls).toEqual([]);
   });
 
+  it('collects at once when asked between requests, and not during one', () => {
+    const calls: unknown[] = [];
+    const scavenger = idleScavenger(0, (options) => calls.push(options));
+    scavenger.started();
+    scavenger.collectIfIdle();
+    expect(calls).toEqual([]);
+    scavenger.finished();
+    scavenger.collectIfIdle();
+    expect(calls).toEqual([{ type: 'minor' }]);
+  });
+
   it('does nothing without an exposed collector', async () => {
     const scavenger = idleScavenger(0, undefined);
     scavenger.started();
