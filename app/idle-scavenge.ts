@@ -1,7 +1,7 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 
 /** Young-generation fill from which an idle moment is used for a scavenge (the rest is headroom for the next request). */
-const DEFAULT_MIN_FILL = 0.75;
+const DEFAULT_MIN_FILL = 0.9;
 
 type MinorGc = (options: { type: 'minor' }) => void;
 
