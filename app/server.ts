@@ -9,7 +9,6 @@ import { createEarningsConsumer } from '../engine/earnings/record-earning.ts';
 import { EVENT_QUEUES } from '../engine/outbox/event-queues.ts';
 import { startDispatchWorker } from '../engine/dispatch/dispatch-worker.ts';
 import { startEtaWorker } from '../engine/eta/eta-worker.ts';
-import { idleScavenger } from './idle-scavenge.ts';
 import type { Services } from './services.ts';
 
 export type RunningServer = { server: Server; port: number; url: string; close(): Promise<void> };
@@ -18,14 +17,7 @@ export type RunningServer = { server: Server; port: number; url: string; close()
 export async function startServer(services: Services): Promise<RunningServer> {
   const app = createHttpApp(services, ALL_OPERATIONS);
   mountAttachmentTransfer(app, services);
-  const handler = toNodeHandler(app);
-  // Scavenges in the moments no request is in flight (after a response), not inside a request: app/idle-scavenge.ts.
-  const scavenger = idleScavenger();
-  const server = createServer((request, response) => {
-    scavenger.started();
-    response.once('close', scavenger.finished);
-    return handler(request, response);
-  });
+  const server = createServer(toNodeHandler(app));
   const realtime = attachRealtime(server, services);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

@@ -46,7 +46,6 @@ import { gitCommit, machineLine } from './support/environment.ts';
 import { percentiles, type Percentiles } from './support/open-loop.ts';
 import { profiled } from './support/cpu-profile.ts';
 import { countGc, type GcFigures, type Window } from './support/gc-count.ts';
-import { idleScavenger } from '../app/idle-scavenge.ts';
 import { startHeapProfile } from './support/heap-profile.ts';
 import { startPerfRecord } from './support/perf-record.ts';
 import { startDispatchTrace } from './support/dispatch-trace.ts';
@@ -66,8 +65,6 @@ const SAMPLES: Record<number, number> = { 1000: 500, 10_000: 200 };
 const OLD_SAMPLES: Record<number, number> = { 1000: 100, 10_000: 40 };
 /** `BENCH_DISPATCH_HISTORY=2000`: that many jobs dispatched on the site before the series (see `seedDispatchHistory`); none by default. */
 const HISTORY = Number(process.env.BENCH_DISPATCH_HISTORY ?? 0);
-/** `BENCH_IDLE_SCAVENGE=off`: no scavenges between dispatches (npm start runs them: app/idle-scavenge.ts), for comparison. */
-const IDLE_SCAVENGE_OFF = process.env.BENCH_IDLE_SCAVENGE === 'off';
 const SAMPLE_OVERRIDE = process.env.BENCH_DISPATCH_SAMPLES ? Number(process.env.BENCH_DISPATCH_SAMPLES) : null;
 const COUNTED = 5;
 const WARMUP = 10;
@@ -127,7 +124,6 @@ async function main(): Promise<void> {
         // The timed series' own collections and allocations, from the end of its warm-up.
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         const windows: Window[] = [];
-        const scavenger = idleScavenger(IDLE_SCAVENGE_OFF ? Infinity : undefined);
         progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
         const trace = startDispatchTrace(process.env.BENCH_DISPATCH_TRACE && `${process.env.BENCH_DISPATCH_TRACE}-${size}-${strategy}.json`);
@@ -151,9 +147,6 @@ async function main(): Promise<void> {
               engineCpu.push((cpuUsed.user + cpuUsed.system) / 1000);
               windows.push({ start: started, end: started + elapsed });
             }
-            // Between two dispatches, outside the timing: where npm start's server scavenges once no request is in
-            // flight (app/idle-scavenge.ts: the turn after a response, before the next request's bytes arrive).
-            scavenger.collectIfIdle();
           }
         }, progress);
         await perf.stop();
