@@ -1,15 +1,9 @@
-import { readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { readdirSync, writeFileSync, writeSync } from 'node:fs';
 import { PerformanceObserver, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { schedstatOf } from './schedstat.ts';
 
-/** A thread's time on a CPU and waiting for one, in ns, from `/proc/self/task/<tid>/schedstat` (0 once it has exited). */
-function schedOf(tid: string): { cpu: number; wait: number } {
-  try {
-    const [cpu, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ');
-    return { cpu: Number(cpu), wait: Number(wait) };
-  } catch {
-    return { cpu: 0, wait: 0 };
-  }
-}
+/** A thread of this process, by its id (0 once it has exited). */
+const schedOf = (tid: string) => schedstatOf(`/proc/self/task/${tid}/schedstat`);
 
 type Threads = Map<string, number>;
 
