@@ -13,6 +13,12 @@ export type AuditEntry = {
   entityId: string;
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
+  /**
+   * Stores no diff (`changes` null): the audit API derives it from `previous_data` and `new_data`. Only
+   * for a before and an after of plain JSON values without secret-looking fields, where the diff of the stored data
+   * is the diff itself; the command path's moves (about 0.4 KB of WAL and a `jsonb` parse per record).
+   */
+  changesFromData?: boolean;
 };
 
 const SECRET_KEY_PATTERN = /password|secret|token|api_key|key_hash|credential/i;
@@ -26,7 +32,8 @@ export type AuditRecordValues = {
   action: string;
   entityType: string;
   entityId: string;
-  changes: Record<string, unknown>;
+  /** Null: not stored, derived from `previousData` and `newData` (`changesFromData`). */
+  changes: Record<string, unknown> | null;
   previousData: Record<string, unknown> | null;
   newData: Record<string, unknown> | null;
   requestId: string | null;
@@ -42,7 +49,7 @@ export function auditRecordValues(actor: AuditActor, entry: AuditEntry): AuditRe
     action: entry.action,
     entityType: entry.entityType,
     entityId: entry.entityId,
-    changes: maskedDiff(entry.before, entry.after),
+    changes: entry.changesFromData ? null : maskedDiff(entry.before, entry.after),
     previousData: entry.before ? maskSecrets(entry.before) : null,
     newData: entry.after ? maskSecrets(entry.after) : null,
     requestId: actor.requestId,

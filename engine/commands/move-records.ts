@@ -37,6 +37,8 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
       entityId: entity.id,
       before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
       after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: move.eventType, role: actor.role },
+      // Plain values, none secret: the diff is its before and after, so it is not stored twice.
+      changesFromData: true,
     }),
   );
   // A fresh object: the state it left is added to it rather than to a copy.

@@ -14,7 +14,8 @@ export const AuditRecordSchema = defineEntity({
     action: p.string(),
     entityType: p.string(),
     entityId: p.string(),
-    changes: p.json<Record<string, unknown>>(),
+    /** Null: not stored, the diff of `previousData` and `newData` (see `AuditEntry.changesFromData`). */
+    changes: p.json<Record<string, unknown>>().nullable(),
     previousData: p.json<Record<string, unknown>>().nullable(),
     newData: p.json<Record<string, unknown>>().nullable(),
     requestId: p.string().nullable(),

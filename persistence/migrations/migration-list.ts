@@ -23,6 +23,7 @@ import { OutboxPending0022 } from './0022-outbox-pending.ts';
 import { DispatchPlanCheck0023 } from './0023-dispatch-plan-check.ts';
 import { QueuedWriteCheck0024 } from './0024-queued-write-check.ts';
 import { LogSiteKeys0025 } from './0025-log-site-keys.ts';
+import { AuditDerivedChanges0026 } from './0026-audit-derived-changes.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0023-dispatch-plan-check', class: DispatchPlanCheck0023 },
   { name: '0024-queued-write-check', class: QueuedWriteCheck0024 },
   { name: '0025-log-site-keys', class: LogSiteKeys0025 },
+  { name: '0026-audit-derived-changes', class: AuditDerivedChanges0026 },
 ];
