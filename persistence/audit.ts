@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AuditRecordSchema } from './entities/audit-record.entity.ts';
+import { AuditRecordSchema, type AuditRecord } from './entities/audit-record.entity.ts';
 import { newId } from './ids.ts';
+import { asJsonb } from './jsonb-order.ts';
 
 /** Who acted: the user (or an API key's service account), the key if any, and the request. */
 export type AuditActor = { userId: string | null; applicationId: string | null; requestId: string | null };
@@ -57,6 +58,14 @@ export function auditRecordValues(actor: AuditActor, entry: AuditEntry): AuditRe
 }
 
 /** {@link diff} with the values of secret-looking fields masked (in place: the diff is this record's own). */
+/**
+ * A record's diff as stored or, for one stored without it (`changesFromData`: the command path's moves), the diff of its
+ * stored before and after, as the diff stored whole would read back (keys in `jsonb`'s order).
+ */
+export function auditChanges(record: AuditRecord): Record<string, unknown> {
+  return record.changes ?? (asJsonb(diff(record.previousData ?? null, record.newData ?? null)) as Record<string, unknown>);
+}
+
 function maskedDiff(before: Record<string, unknown> | null, after: Record<string, unknown> | null): Record<string, unknown> {
   const changes: Record<string, unknown> = diff(before, after);
   for (const key of Object.keys(changes)) {

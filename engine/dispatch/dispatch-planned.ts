@@ -13,7 +13,7 @@ import { recordDispatchWrite } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { rememberDriverDayRoute, takeDriverDayRoute } from './driver-day-routes.ts';
 import { driverDayArgs, PLANNED_DRIVER_DAY_STATEMENT } from './driver-day-statement.ts';
-import { asJsonb } from './jsonb-order.ts';
+import { asJsonb } from '../../persistence/jsonb-order.ts';
 import { preparedStatements } from './prepared-statement.ts';
 
 type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };

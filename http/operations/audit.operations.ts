@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
-import { asJsonb } from '../../engine/dispatch/jsonb-order.ts';
-import { diff } from '../../persistence/audit.ts';
+import { auditChanges } from '../../persistence/audit.ts';
 import { AuditRecordSchema, type AuditRecord } from '../../persistence/entities/audit-record.entity.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
@@ -43,12 +42,6 @@ const AuditRecordResponse = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * The record's diff as stored or, for a record stored without one (`changesFromData`: the command path's moves), the
- * diff of its stored before and after, as the record with its diff stored would read back (keys in `jsonb`'s order).
- */
-const changesOf = (r: AuditRecord): Record<string, unknown> => r.changes ?? (asJsonb(diff(r.previousData ?? null, r.newData ?? null)) as Record<string, unknown>);
-
 function toAuditRecordResponse(r: AuditRecord) {
   return {
     id: r.id,
@@ -58,7 +51,7 @@ function toAuditRecordResponse(r: AuditRecord) {
     action: r.action,
     entity_type: r.entityType,
     entity_id: r.entityId,
-    changes: changesOf(r),
+    changes: auditChanges(r),
     previous_data: r.previousData ?? null,
     new_data: r.newData ?? null,
     request_id: r.requestId ?? null,

@@ -1,4 +1,4 @@
-/** Objects' key orders by their keys as listed, for the few shapes a dispatch record holds. */
+/** Objects' key orders by their keys as listed, for the few shapes the records written through it hold. */
 const keyOrders = new Map<string, { keys: string[]; order: string[] }>();
 /** Past this many shapes new ones are sorted on every call, not remembered (a decision has about five). */
 const MAX_REMEMBERED_SHAPES = 256;

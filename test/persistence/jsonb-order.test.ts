@@ -1,6 +1,6 @@
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { asJsonb } from '../../../engine/dispatch/jsonb-order.ts';
+import { asJsonb } from '../../persistence/jsonb-order.ts';
 
 /** The way it was done before: through JSON text, then every object's keys sorted the way `jsonb` keeps them. */
 function throughText(value: unknown): unknown {
