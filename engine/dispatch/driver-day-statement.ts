@@ -17,8 +17,9 @@ const dispatchValues = DISPATCH_VALUE_COLUMNS.map((column) => `$d_${column}::${D
 
 /**
  * The dispatch to a driver's day (see `dispatchToDriverDay`), run after the driver-day lock. `target`: the driver's
- * open route of the day, oldest first, locked; found through the driver-day index and then by primary key (the
- * `offset 0` keeps a generic plan from walking the site's routes in creation order for the first match). A route is created (`created`) only when there is none and the
+ * open route of the day, oldest first, locked; found through the driver-day index (`route_driver_day_idx`, migration
+ * 0027) and then by primary key (the `offset 0` keeps a generic plan from walking the site's routes in creation order
+ * for the first match). A route is created (`created`) only when there is none and the
  * expected workflow is still the site's current one; one past its own `dispatch` move is joined (`joined`); either
  * way it is `chosen`, and everything else is written only when a route was chosen. Stops are one JSON parameter
  * (`[{id, version, state_id, phase, snapshot}]`), so the text is the same for any number of them. Their update names the
@@ -30,8 +31,8 @@ const dispatchValues = DISPATCH_VALUE_COLUMNS.map((column) => `$d_${column}::${D
  */
 const WRITES = `with target as (
     select * from route where id = (
-        select r.id from (select id, created_at from route where site_id = $site::text and driver_user_id = $driver::text and service_date = $service_date::text
-          and phase not in ('completed', 'cancelled') offset 0) r order by r.created_at, r.id limit 1)
+        select r.id from (select id, created_at from route where driver_user_id = $driver::text and service_date = $service_date::text
+          and (site_id = $site::text) is true and phase not in ('completed', 'cancelled') offset 0) r order by r.created_at, r.id limit 1)
       and (site_id = $site::text) is true and phase not in ('completed', 'cancelled') for update),
   current_workflow as (select id from workflow where site_id = $site::text and entity_type = 'route' and is_current),
   created as (
@@ -68,7 +69,7 @@ const SQL = `${WRITES}
 /** `$name::` as `$n::`, n from the name's place in `parameters` (every use is `$name::type`, so a name is never read as the start of a longer one). */
 const numbered = (parameters: readonly string[], sql: string) => parameters.reduce((text, name, i) => text.replaceAll(`$${name}::`, `$${i + 1}::`), sql);
 
-export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v3', sql: numbered(PARAMETERS, SQL) };
+export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v4', sql: numbered(PARAMETERS, SQL) };
 
 /**
  * The same writes planned from memory (engine/dispatch/dispatch-planned.ts), sent with the command's next statement
@@ -77,7 +78,7 @@ export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day
  * and the job and every planned stop were written. Arguments: {@link driverDayArgs}, then those two.
  */
 export const PLANNED_DRIVER_DAY_STATEMENT: NamedStatement = {
-  name: 'dispatch_driver_day_planned_v3',
+  name: 'dispatch_driver_day_planned_v4',
   sql: numbered(
     [...PARAMETERS, 'planned_route', 'planned_version'],
     `${WRITES}
