@@ -22,6 +22,8 @@
  * dispatch's main-thread CPU and run-queue wait, the other threads' CPU and the GCs to `<prefix>-<size>-<strategy>.json`
  * (bench/support/dispatch-trace.ts; with `BENCH_PERF` the perf samples map onto them). Like `npm start`, the bench
  * first lowers V8's helper threads to nice 19 (app/helper-thread-priority.ts); `BENCH_HELPER_PRIORITY=default` does not.
+ * "PostgreSQL CPU per dispatch" is the CPU of the bench database's backends over the timed series (the command's
+ * connections and the outbox relay's) divided by its dispatches (bench/support/backend-cpu.ts).
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -50,6 +52,7 @@ import { startHeapProfile } from './support/heap-profile.ts';
 import { startPerfRecord } from './support/perf-record.ts';
 import { startDispatchTrace } from './support/dispatch-trace.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
+import { backendCpuMsSince, readBackendCpu, type BackendCpu } from './support/backend-cpu.ts';
 import { writeResults } from './support/report.ts';
 
 /** `BENCH_DISPATCH_SIZES=1000` runs one size; `BENCH_DISPATCH_SAMPLES=100` takes another number of decisions per series. */
@@ -78,7 +81,8 @@ const ms = (n: number) => n.toFixed(2);
 
 /** `engineCpu`: this process's CPU time (user + system) per dispatch: what the decision and the command cost in Node, without the wait for a CPU on a loaded machine (PostgreSQL's own time is not in it). */
 /** `gc`: the timed series' collections (after its warm-up); `allocatedKb`: KB allocated per dispatch (with `BENCH_HEAP_PROFILE` only). */
-type Row = { drivers: number; strategy: string; engine: Percentiles; oldSeries: Percentiles; engineCpu: Percentiles; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
+/** `postgresCpuMs`: the bench database's backends' CPU per timed dispatch (the command's and the outbox relay's; see readBackendCpu). */
+type Row = { drivers: number; strategy: string; engine: Percentiles; oldSeries: Percentiles; engineCpu: Percentiles; postgresCpuMs: number; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
 
 async function main(): Promise<void> {
   // As `npm start` does first (main.ts); `BENCH_HELPER_PRIORITY=default` leaves V8's helper threads at the default priority, for comparison.
@@ -124,6 +128,7 @@ async function main(): Promise<void> {
         // The timed series' own collections and allocations, from the end of its warm-up.
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         const windows: Window[] = [];
+        let backends: BackendCpu = new Map();
         progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
         const trace = startDispatchTrace(process.env.BENCH_DISPATCH_TRACE && `${process.env.BENCH_DISPATCH_TRACE}-${size}-${strategy}.json`);
@@ -132,6 +137,7 @@ async function main(): Promise<void> {
             if (i === WARMUP) {
               watch.gc = countGc();
               watch.heap = await startHeapProfile(process.env.BENCH_HEAP_PROFILE && `${process.env.BENCH_HEAP_PROFILE}-${size}-${strategy}.heapprofile`);
+              backends = await readBackendCpu(services.db.orm);
             }
             const cpu = process.cpuUsage();
             const started = performance.now();
@@ -149,11 +155,12 @@ async function main(): Promise<void> {
             }
           }
         }, progress);
+        const postgresCpuMs = backendCpuMsSince(backends, await readBackendCpu(services.db.orm)) / engine.length;
         await perf.stop();
         await trace.stop();
         const allocated = await watch.heap!.stop();
         const gcFigures = await watch.gc!.stop(windows);
-        rows.push({ drivers: size, strategy, engine: percentiles(engine), oldSeries: percentiles(engine.slice(0, OLD_SAMPLES[size] ?? engine.length)), engineCpu: percentiles(engineCpu), bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]!, gc: gcFigures, allocatedKb: allocated === null ? null : allocated / 1024 / engine.length });
+        rows.push({ drivers: size, strategy, engine: percentiles(engine), oldSeries: percentiles(engine.slice(0, OLD_SAMPLES[size] ?? engine.length)), engineCpu: percentiles(engineCpu), postgresCpuMs, bruteForce: percentiles(brute), decideOnly: percentiles(decideOnly), goalMs: GOALS_P99_MS[size]!, gc: gcFigures, allocatedKb: allocated === null ? null : allocated / 1024 / engine.length });
         progress(`${size} ${strategy}: p50 ${ms(percentiles(engine).p50)} ms, p99 ${ms(percentiles(engine).p99)} ms, ${(gcFigures.scavenges * 100 / engine.length).toFixed(1)} scavenges per 100, ${(gcFigures.scavengesInside * 100 / engine.length).toFixed(1)} inside dispatches (longest ${ms(gcFigures.scavengeMaxMs)} ms)${allocated === null ? '' : `, ${(allocated / 1024 / engine.length).toFixed(0)} KB allocated per dispatch`}`);
       }
       if (size === SIZES[0]) {
@@ -235,10 +242,10 @@ async function claimThroughput(orm: MikroORM, engine: Engine, ctx: CommandContex
 
 function formatReport(rows: Row[], claims: { perSecond: number; latency: Percentiles }, statements: QueryCount | null): string {
   const lines = [
-    '| drivers | strategy | samples | engine p50 ms | engine p99 ms | old series p99 ms (first 100 at 1k, 40 at 10k) | engine CPU p50 / p99 ms | scavenges per 100 (inside dispatches; longest ms) | KB allocated per dispatch | decision only p99 ms | brute-force p50 ms | brute-force p99 ms | goal p99 | verdict |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| drivers | strategy | samples | engine p50 ms | engine p99 ms | old series p99 ms (first 100 at 1k, 40 at 10k) | engine CPU p50 / p99 ms | PostgreSQL CPU per dispatch ms | scavenges per 100 (inside dispatches; longest ms) | KB allocated per dispatch | decision only p99 ms | brute-force p50 ms | brute-force p99 ms | goal p99 | verdict |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...rows.map((r) =>
-      `| ${r.drivers} | ${r.strategy} | ${r.engine.count} | ${ms(r.engine.p50)} | ${ms(r.engine.p99)} | ${ms(r.oldSeries.p99)} | ${ms(r.engineCpu.p50)} / ${ms(r.engineCpu.p99)} | ${((r.gc.scavenges * 100) / r.engine.count).toFixed(1)} (${((r.gc.scavengesInside * 100) / r.engine.count).toFixed(1)}; ${ms(r.gc.scavengeMaxMs)}) | ${r.allocatedKb === null ? '–' : r.allocatedKb.toFixed(0)} | ${ms(r.decideOnly.p99)} | ${ms(r.bruteForce.p50)} | ${ms(r.bruteForce.p99)} | < ${r.goalMs} ms | ${r.engine.p99 < r.goalMs ? 'met' : 'NOT met'} |`,
+      `| ${r.drivers} | ${r.strategy} | ${r.engine.count} | ${ms(r.engine.p50)} | ${ms(r.engine.p99)} | ${ms(r.oldSeries.p99)} | ${ms(r.engineCpu.p50)} / ${ms(r.engineCpu.p99)} | ${ms(r.postgresCpuMs)} | ${((r.gc.scavenges * 100) / r.engine.count).toFixed(1)} (${((r.gc.scavengesInside * 100) / r.engine.count).toFixed(1)}; ${ms(r.gc.scavengeMaxMs)}) | ${r.allocatedKb === null ? '–' : r.allocatedKb.toFixed(0)} | ${ms(r.decideOnly.p99)} | ${ms(r.bruteForce.p50)} | ${ms(r.bruteForce.p99)} | < ${r.goalMs} ms | ${r.engine.p99 < r.goalMs ? 'met' : 'NOT met'} |`,
     ),
     '',
     `Pool claims (${CLAIMS} offers, ${CLAIM_CONCURRENCY} claimers at a time): ${claims.perSecond.toFixed(0)} claims/s, latency p50 ${ms(claims.latency.p50)} ms, p99 ${ms(claims.latency.p99)} ms`,

@@ -17,19 +17,23 @@ const dispatchValues = DISPATCH_VALUE_COLUMNS.map((column) => `$d_${column}::${D
 
 /**
  * The dispatch to a driver's day (see `dispatchToDriverDay`), run after the driver-day lock. `target`: the driver's
- * open route of the day, oldest first, locked; found through the driver-day index and then by primary key (the
- * `offset 0` keeps a generic plan from walking the site's routes in creation order for the first match). A route is created (`created`) only when there is none and the
+ * open route of the day, oldest first, locked; found through the driver-day index (`route_driver_day_idx`, migration
+ * 0027) and then by primary key (the `offset 0` keeps a generic plan from walking the site's routes in creation order
+ * for the first match). A route is created (`created`) only when there is none and the
  * expected workflow is still the site's current one; one past its own `dispatch` move is joined (`joined`); either
  * way it is `chosen`, and everything else is written only when a route was chosen. Stops are one JSON parameter
  * (`[{id, version, state_id, phase, snapshot}]`), so the text is the same for any number of them. Their update names the
  * job too: a generic plan guesses 100 rows for `jsonb_to_recordset` and, joined by id alone, hashed every stop of the
- * table (a scan per dispatch that grew all day); by the job it reads the job's stops through `stop_job_idx`.
+ * table (a scan per dispatch that grew all day); by the job it reads the job's stops through `stop_job_idx`. The
+ * route and the job found by id check their site with `is true`, a filter no index serves: on fresh statistics a
+ * generic plan estimates one row for `site_id = $n` and took the smallest index leading with `site_id` (a walk of
+ * the site's routes or jobs) over the primary key.
  */
 const WRITES = `with target as (
     select * from route where id = (
-        select r.id from (select id, created_at from route where site_id = $site::text and driver_user_id = $driver::text and service_date = $service_date::text
-          and phase not in ('completed', 'cancelled') offset 0) r order by r.created_at, r.id limit 1)
-      and site_id = $site::text and phase not in ('completed', 'cancelled') for update),
+        select r.id from (select id, created_at from route where driver_user_id = $driver::text and service_date = $service_date::text
+          and (site_id = $site::text) is true and phase not in ('completed', 'cancelled') offset 0) r order by r.created_at, r.id limit 1)
+      and (site_id = $site::text) is true and phase not in ('completed', 'cancelled') for update),
   current_workflow as (select id from workflow where site_id = $site::text and entity_type = 'route' and is_current),
   created as (
     insert into route (id, site_id, name, workflow_id, workflow_state_id, phase, version, snapshot, driver_user_id, vehicle_id, team_id, service_date, created_by_user_id, created_at, updated_at)
@@ -39,7 +43,7 @@ const WRITES = `with target as (
     returning *),
   joined as (
     update route set version = route.version + 1, updated_at = $now::timestamptz
-    where route.id = (select id from target where phase <> 'unassigned') and route.site_id = $site::text returning route.*),
+    where route.id = (select id from target where phase <> 'unassigned') and (route.site_id = $site::text) is true returning route.*),
   chosen as (select id from created union all select id from joined),
   placed as (
     insert into route_stop (stop_id, site_id, route_id, job_id, position)
@@ -55,7 +59,7 @@ const WRITES = `with target as (
   job_row as (
     update job set route_id = c.id, driver_user_id = $driver::text, workflow_state_id = $job_state_id::text, phase = $job_phase::text,
       snapshot = $job_snapshot::jsonb, version = job.version + 2, updated_at = $now::timestamptz
-    from chosen c where job.id = $job::text and job.site_id = $site::text and job.version = $job_version::int and job.deleted_at is null returning job.*)`;
+    from chosen c where job.id = $job::text and (job.site_id = $site::text) is true and job.version = $job_version::int and job.deleted_at is null returning job.*)`;
 
 const SQL = `${WRITES}
   select (select to_jsonb(t) from target t) as target, (select id from current_workflow) as current_workflow_id, (select to_jsonb(j) from job_row j) as job_row,
@@ -65,7 +69,7 @@ const SQL = `${WRITES}
 /** `$name::` as `$n::`, n from the name's place in `parameters` (every use is `$name::type`, so a name is never read as the start of a longer one). */
 const numbered = (parameters: readonly string[], sql: string) => parameters.reduce((text, name, i) => text.replaceAll(`$${name}::`, `$${i + 1}::`), sql);
 
-export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v2', sql: numbered(PARAMETERS, SQL) };
+export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day_v4', sql: numbered(PARAMETERS, SQL) };
 
 /**
  * The same writes planned from memory (engine/dispatch/dispatch-planned.ts), sent with the command's next statement
@@ -74,7 +78,7 @@ export const DRIVER_DAY_STATEMENT: NamedStatement = { name: 'dispatch_driver_day
  * and the job and every planned stop were written. Arguments: {@link driverDayArgs}, then those two.
  */
 export const PLANNED_DRIVER_DAY_STATEMENT: NamedStatement = {
-  name: 'dispatch_driver_day_planned_v2',
+  name: 'dispatch_driver_day_planned_v4',
   sql: numbered(
     [...PARAMETERS, 'planned_route', 'planned_version'],
     `${WRITES}

@@ -73,7 +73,7 @@ function headSql(changes: boolean, job: boolean): string {
 
 /** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
 const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
-const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v3', sql: headSql(true, true) };
+const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v4', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;

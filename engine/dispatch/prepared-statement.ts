@@ -63,9 +63,16 @@ async function preparedCall(em: EntityManager, connection: PgConnection, stateme
   return [...(before ? [before] : []), GENERIC_PLAN, execute, PLAN_RESTORED];
 }
 
-/** The session's plan mode, kept aside while this statement runs with a generic plan, then put back. */
-const GENERIC_PLAN = "select set_config('dispatch.plan_cache_mode', current_setting('plan_cache_mode'), true), set_config('plan_cache_mode', 'force_generic_plan', true)";
-const PLAN_RESTORED = "select set_config('plan_cache_mode', current_setting('dispatch.plan_cache_mode'), true)";
+/**
+ * The session's plan mode and `enable_seqscan`, kept aside while this statement runs with a generic plan, then put
+ * back. Sequential scans are off for it: every table it reads is found by an index (a stop's address by its primary
+ * key), and a generic plan made on the statistics of near-empty tables (autovacuum late or off) otherwise scans a
+ * table it believes to be a page long, and keeps doing so while the table grows.
+ */
+const GENERIC_PLAN =
+  "select set_config('dispatch.plan_cache_mode', current_setting('plan_cache_mode'), true), set_config('dispatch.enable_seqscan', current_setting('enable_seqscan'), true), " +
+  "set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)";
+const PLAN_RESTORED = "select set_config('plan_cache_mode', current_setting('dispatch.plan_cache_mode'), true), set_config('enable_seqscan', current_setting('dispatch.enable_seqscan'), true)";
 
 /** The connection under `em`'s transaction (knex's transaction client hands back its one connection), if any. */
 async function transactionConnection(em: EntityManager): Promise<PgConnection | null> {

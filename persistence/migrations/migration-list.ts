@@ -24,6 +24,7 @@ import { DispatchPlanCheck0023 } from './0023-dispatch-plan-check.ts';
 import { QueuedWriteCheck0024 } from './0024-queued-write-check.ts';
 import { LogSiteKeys0025 } from './0025-log-site-keys.ts';
 import { AuditDerivedChanges0026 } from './0026-audit-derived-changes.ts';
+import { RouteDriverDay0027 } from './0027-route-driver-day.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -52,4 +53,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0024-queued-write-check', class: QueuedWriteCheck0024 },
   { name: '0025-log-site-keys', class: LogSiteKeys0025 },
   { name: '0026-audit-derived-changes', class: AuditDerivedChanges0026 },
+  { name: '0027-route-driver-day', class: RouteDriverDay0027 },
 ];

@@ -71,7 +71,7 @@ describe('a team dispatch', () => {
       const withLock = transaction.filter((text) => text.includes('pg_advisory_xact_lock(hashtext(\'route:'));
       expect(withLock).toHaveLength(1);
       // The lock and the planned write, then the job read for the answer (prepared once the session has sent it), in one round trip.
-      expect(withLock[0]).toMatch(/^select pg_advisory_xact_lock\(hashtext\('route:[^]*; execute dispatch_driver_day_planned_v2\([^]*; (select j\.\*, |execute engine_stmt_\d+\('job_)/);
+      expect(withLock[0]).toMatch(/^select pg_advisory_xact_lock\(hashtext\('route:[^]*; execute dispatch_driver_day_planned_v4\([^]*; (select j\.\*, |execute engine_stmt_\d+\('job_)/);
       // The audit records and outbox rows, as their statement or (once this session prepared it) its execute.
       expect(transaction.at(-1)).toMatch(/^(with audit as \(\s*insert into audit_record |execute engine_stmt_\d+\('[^']*', '\[\{"id":"aud_)[^]*"obx_[^]*; commit;?$/);
     }
