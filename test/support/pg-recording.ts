@@ -18,7 +18,8 @@ export async function recording(work: () => Promise<void>, beforeAnswer?: (sent:
     sent.push(query);
     const callback = args[1];
     if (beforeAnswer && typeof callback === 'function') {
-      args[1] = (error: unknown, result: unknown) => void beforeAnswer(query).then(() => callback(error, result), () => callback(error, result));
+      // A hook that fails fails the query, so that the test sees it.
+      args[1] = (error: unknown, result: unknown) => void beforeAnswer(query).then(() => callback(error, result), (failed: unknown) => callback(failed, undefined));
     }
     return original.apply(this, args);
   };
@@ -30,9 +31,12 @@ export async function recording(work: () => Promise<void>, beforeAnswer?: (sent:
   return sent;
 }
 
-/** The round trips of the transaction whose last statement (the COMMIT) contains `marker`, from its BEGIN; PREPAREs left out. */
-export function transactionWith(sent: Sent[], marker: string): string[] {
-  const last = sent.findLastIndex((s) => s.text.includes(marker) && /\bcommit;?$/.test(s.text));
+/** Whether a query's text (lower case) names `id` (ids have upper-case letters). */
+export const names = (text: string, id: string) => text.includes(id.toLowerCase());
+
+/** The round trips of the transaction whose last statement (the COMMIT) names `id`, from its BEGIN; PREPAREs left out. */
+export function transactionWith(sent: Sent[], id: string): string[] {
+  const last = sent.findLastIndex((s) => names(s.text, id) && /\bcommit;?$/.test(s.text));
   if (last < 0) return [];
   const own = sent.slice(0, last + 1).filter((s) => s.connection === sent[last]!.connection && !s.text.startsWith('prepare '));
   const begin = own.findLastIndex((s) => s.text.startsWith('begin'));
