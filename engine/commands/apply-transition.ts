@@ -13,7 +13,7 @@ import type { ActorRegistry } from '../runtime/actor-registry.ts';
 import { deferWrite } from '../runtime/deferred-writes.ts';
 import { stopCascadeOf } from './job-stop-cascade.ts';
 import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
-import { noteWritten } from './move-reads.ts';
+import { noteBuiltJob, noteWritten } from './move-reads.ts';
 import { moveUpdate } from './move-update.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
@@ -120,7 +120,8 @@ export async function applyTransition(
  * command ends: a stop's update is then queued to go out with the command's next statement (its COMMIT when nothing
  * follows: `deferWrite`) instead of in a round trip of its own, and the row after the move is the row read with the
  * move's changes, as `returning *` would give it. The queued update still checks that it wrote its row
- * (`checkedWrite`), for another command of the same group-commit batch.
+ * (`checkedWrite`), for another command of the same group-commit batch. A job's move (one that leaves its stops
+ * alone) is queued the same way, locked or not: its check is then what finds a job moved since the read.
  * @throws DomainError 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION; OptimisticLockError on a version race
  */
 export async function applyKnown(...move: KnownMove): Promise<Applied> {
@@ -154,9 +155,18 @@ async function applyKnownOrRefusal(
   const entity = fromRow(kind, row);
   const planned = await planLoaded(scope, kind, entity, request, notes);
   if (isRefusal(planned)) return planned;
-  if (locked && kind === 'stop') {
+  if ((locked && kind === 'stop') || kind === 'job') {
     const write = moveUpdate(kind, { id: entity.id, siteId: scope.siteId, version: entity.version }, planned, notes);
-    if (deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) return applied(scope, kind, { ...row, ...write.changes }, planned);
+    // A job's row is not locked: its queued update still checks its version (`checkedWrite`), and a job another
+    // transaction moved since the read makes it raise, so the command fails and runs again on new reads. Not a move
+    // that cascades to the stops: that one reads them in its own statement (`update`).
+    const deferrable = kind === 'stop' || !stopCascadeOf(write.from, write.to);
+    const after = { ...row, ...write.changes };
+    if (deferrable && deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) {
+      const done = applied(scope, kind, after, planned);
+      if (kind === 'job') noteBuiltJob(scope, after);
+      return done;
+    }
   }
   const written = await update(scope, kind, entity.id, entity.version, planned, notes);
   if (!written) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);

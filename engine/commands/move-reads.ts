@@ -49,12 +49,21 @@ export function knownStopPhases(scope: CommandScope, applied: Applied): string[]
   return reads[STOPS].map(({ stop }) => (stop.id === applied.entity.id ? applied.to.phase : String(stop.phase)));
 }
 
-/** A row as read, while this command has not moved it since: the read job or route of the stop move being made. */
+/**
+ * A row as read, while this command has not moved it since: the read job or route of the stop move being made; or
+ * the job as this command's last move of it built it from such a row (`noteBuiltJob`), its update still queued.
+ */
 export function knownRow(scope: CommandScope, id: string): EntityRow | undefined {
   const reads = knownReads.get(scope.touched);
-  if (!reads || scope.touched.has(id)) return undefined;
-  if (reads[JOB].id === id) return reads[JOB];
-  return reads[ROUTE]?.id === id ? reads[ROUTE] : undefined;
+  if (!reads) return undefined;
+  if (reads[JOB].id === id) return scope.touched.has(id) ? builtJobs.get(reads) : reads[JOB];
+  return reads[ROUTE]?.id === id && !scope.touched.has(id) ? reads[ROUTE] : undefined;
+}
+
+/** Keeps the stop move's job as a queued move built it from the known row (the row `returning *` would give). */
+export function noteBuiltJob(scope: CommandScope, row: EntityRow): void {
+  const reads = knownReads.get(scope.touched);
+  if (reads && reads[JOB].id === row.id) builtJobs.set(reads, row);
 }
 
 /**
@@ -73,7 +82,10 @@ export function knownRoute(scope: CommandScope, applied: Applied, routeId: strin
 /** Keeps the job of the stop move being made as a move of this command wrote it (`writtenJob`). */
 export function noteWritten(scope: CommandScope, kind: EntityKind, entity: EntityRecord): void {
   const reads = knownReads.get(scope.touched);
-  if (reads && kind === 'job' && reads[JOB].id === entity.id) writtenJobs.set(reads, entity as JobRecord);
+  if (!reads || kind !== 'job' || reads[JOB].id !== entity.id) return;
+  writtenJobs.set(reads, entity as JobRecord);
+  // Until `noteBuiltJob` says this write was built from the known row, the row written is not known.
+  builtJobs.delete(reads);
 }
 
 /** The stop move's job as this command last wrote it; undefined when it did not move. */
@@ -83,6 +95,7 @@ export const writtenJob = (scope: CommandScope): JobRecord | undefined => {
 };
 
 const writtenJobs = new WeakMap<StopMoveReads, JobRecord>();
+const builtJobs = new WeakMap<StopMoveReads, EntityRow>();
 const knownReads = new WeakMap<CommandScope['touched'], StopMoveReads>();
 
 export const JOB = 'move_job';

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { auditRecordValues } from '../../persistence/audit.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
+import type { EntityRow } from '../jobs/job-view.ts';
 import { DISPATCH_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import type { DispatchDecision, DispatchMethod, DispatchStatus, Strategy } from './dispatch-types.ts';
 
@@ -91,23 +92,31 @@ export async function updateDispatch(
   condition = 'true',
   conditionParams: unknown[] = [],
   action = 'update',
+  withJob = false,
 ): Promise<DispatchRow | null> {
   const entries = Object.entries(changes);
   const sets = [...entries.map(([column]) => `${column} = ?`), 'version = version + 1', 'updated_at = ?'];
   const values = entries.map(([column, value]) => (column === 'decision' || column === 'plan' ? JSON.stringify(value) : value));
+  const job = withJob ? ', (select to_jsonb(j) from job j where j.id = d.job_id and j.site_id = d.site_id and j.deleted_at is null) as job_row' : '';
   // The CTE's columns have names of their own so that `condition` (unqualified columns) can only mean the dispatch.
-  const [row] = await scope.em.execute<(DispatchRow & { before_row: DispatchRow })[]>(
-    `with prior as (select d.id as prior_id, to_jsonb(d) as before_row from dispatch d where d.id = ? and d.site_id = ?)
+  const [row] = await scope.em.execute<(DispatchRow & { before_row: DispatchRow; job_row?: EntityRow | null })[]>(
+    `with prior as (select d.id as prior_id, to_jsonb(d) as before_row${job} from dispatch d where d.id = ? and d.site_id = ?)
      update dispatch set ${sets.join(', ')} from prior
      where dispatch.id = prior.prior_id and dispatch.site_id = ? and (${condition})
-     returning dispatch.*, prior.before_row`,
+     returning dispatch.*, prior.before_row${withJob ? ', prior.job_row' : ''}`,
     [id, scope.siteId, ...values, new Date(), scope.siteId, ...conditionParams],
   );
   if (!row) return null;
-  const { before_row: before, ...after } = row;
+  const { before_row: before, job_row: jobRow, ...after } = row;
+  if (jobRow) jobsRead.set(after, jobRow);
   record(scope, action, before, after);
   return after;
 }
+
+const jobsRead = new WeakMap<DispatchRow, EntityRow>();
+
+/** The dispatch's job (`select *`, not deleted) as the statement of `updateDispatch(..., withJob)` that wrote `row` read it; unlocked. */
+export const jobReadWithUpdate = (row: DispatchRow): EntityRow | undefined => jobsRead.get(row);
 
 /** @throws DomainError 404 */
 export async function getDispatch(em: EntityManager, siteId: string, id: string): Promise<DispatchRow> {

@@ -6,9 +6,9 @@ import { withStops } from '../jobs/job-detail.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { JobData } from '../jobs/job-view.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
-import { applyTransition } from '../commands/apply-transition.ts';
+import { applyKnown, applyTransition } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
-import { insertDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import { insertDispatch, jobReadWithUpdate, updateDispatch, type DispatchRow } from './dispatch-record.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 
 /** The driver (the statement's parameter) is a worker of the team of the offer `record` (the dispatch table's name or alias). */
@@ -116,13 +116,18 @@ export async function acceptDispatch(scope: CommandScope, dispatchId: string): P
     "assigned_to_driver_id = ? and status = 'pending' and is_active and require_confirmation and not driver_accepted and dispatched_at is not null",
     [scope.actor.userId],
     'accept',
+    true,
   );
   if (!accepted) {
     const [mine] = await scope.em.execute('select 1 from dispatch where id = ? and site_id = ? and assigned_to_driver_id = ?', [dispatchId, scope.siteId, scope.actor.userId]);
     if (!mine) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${dispatchId} not found`, 'dispatch_id');
     throw new DomainError(409, 'NOT_AWAITING_CONFIRMATION', `Dispatch ${dispatchId} is not waiting for this driver's confirmation`, 'dispatch_id');
   }
-  const applied = await applyTransition(scope, 'job', accepted.job_id!, { kind: 'phase', event: 'accept' });
+  // The job as the dispatch's update read it: its move is built from that row and goes out with the COMMIT, its
+  // version checked there (a job moved meanwhile makes the command run again).
+  const jobRow = jobReadWithUpdate(accepted);
+  const move = { kind: 'phase', event: 'accept' } as const;
+  const applied = jobRow ? await applyKnown(scope, 'job', jobRow, move) : await applyTransition(scope, 'job', accepted.job_id!, move);
   await applyCascades(scope, applied, {});
   return accepted;
 }

@@ -2,12 +2,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Address } from '../../persistence/entities/address.entity.ts';
 import type { Job } from '../../persistence/entities/job.entity.ts';
 import type { Stop } from '../../persistence/entities/stop.entity.ts';
+import { sendWithNext } from '../runtime/deferred-writes.ts';
 
 /**
  * Writes a new job, its stops and their new addresses in ONE statement (data-modifying CTEs), where the ORM's flush
  * sent one INSERT per table. The rows are plain objects in the entities' shape, never handed to the ORM (see
  * `draftStops`, `addressRow`), with every column set, timestamps included; the foreign keys between these tables are deferred, so the order of the parts does not matter.
  * The values go in as the ORM writes them: JSON columns as JSON text, timestamps as RFC 3339 text.
+ * Nothing reads its result (the ids are made here, the rows are built in memory), and a later statement of the same
+ * transaction sees the rows, so it goes out with the command's next statement, at the latest its COMMIT
+ * (`sendWithNext`), not in a round trip of its own; an error it raises (a foreign key, a unique id) fails that statement.
  */
 export async function insertJobRows(em: EntityManager, job: Job, stops: Stop[], newAddresses: Address[]): Promise<void> {
   const params: unknown[] = [];
@@ -15,7 +19,7 @@ export async function insertJobRows(em: EntityManager, job: Job, stops: Stop[], 
   if (newAddresses.length > 0) parts.push(`new_addresses as (insert into address (${ADDRESS_COLUMNS}) values ${rowsOf(newAddresses.map(addressValues), params)})`);
   parts.push(`new_stops as (insert into stop (${STOP_COLUMNS}) values ${rowsOf(stops.map(stopValues), params)})`);
   const jobRow = rowsOf([jobValues(job)], params);
-  await em.execute(`with ${parts.join(', ')} insert into job (${JOB_COLUMNS}) values ${jobRow}`, params, 'run');
+  await sendWithNext(em, `with ${parts.join(', ')} insert into job (${JOB_COLUMNS}) values ${jobRow}`, params);
 }
 
 const ADDRESS_COLUMNS =

@@ -1,6 +1,6 @@
-import { Client } from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useOneSite } from '../../support/one-site.ts';
+import { recording, type Sent } from '../../support/pg-recording.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from '../../http/dispatch-fixtures.ts';
 
 /**
@@ -21,26 +21,6 @@ beforeAll(async () => {
   const vehicleId = await createVehicle(site.acme);
   for (const name of ['Near Ned', 'Far Fay']) await createDriver(site.server, site.acme, { name, at: PARIS, vehicleId, teamIds: [team] });
 }, 60_000);
-
-type Sent = { connection: object; text: string };
-
-/** Every query `pg` sends while `work` runs, with the connection it went out on. */
-async function recording(work: () => Promise<void>): Promise<Sent[]> {
-  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = prototype.query;
-  const sent: Sent[] = [];
-  prototype.query = function (this: object, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
-    sent.push({ connection: this, text: text.trim().toLowerCase() });
-    return original.apply(this, args);
-  };
-  try {
-    await work();
-  } finally {
-    prototype.query = original;
-  }
-  return sent;
-}
 
 /** The dispatch's transaction: the queries on the connection that read the head, from its BEGIN to its COMMIT (a PREPARE for later dispatches on a new connection left out). */
 function dispatchTransaction(sent: Sent[]): string[] {
