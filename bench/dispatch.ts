@@ -23,7 +23,7 @@
  * (bench/support/dispatch-trace.ts; with `BENCH_PERF` the perf samples map onto them). Like `npm start`, the bench
  * first lowers V8's helper threads to nice 19 (app/helper-thread-priority.ts); `BENCH_HELPER_PRIORITY=default` does not.
  * "PostgreSQL CPU per dispatch" is the CPU of the bench database's backends over the timed series (the command's
- * connections and the outbox relay's) divided by its dispatches (bench/support/backend-cpu.ts).
+ * connections and the outbox relay's) divided by its dispatches (bench/support/postgres-cpu.ts).
  */
 import { fileURLToPath } from 'node:url';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -52,7 +52,7 @@ import { startHeapProfile } from './support/heap-profile.ts';
 import { startPerfRecord } from './support/perf-record.ts';
 import { startDispatchTrace } from './support/dispatch-trace.ts';
 import { countQueries, type QueryCount } from './support/query-counter.ts';
-import { backendCpuMsSince, readBackendCpu, type BackendCpu } from './support/backend-cpu.ts';
+import { postgresCpu } from './support/postgres-cpu.ts';
 import { writeResults } from './support/report.ts';
 
 /** `BENCH_DISPATCH_SIZES=1000` runs one size; `BENCH_DISPATCH_SAMPLES=100` takes another number of decisions per series. */
@@ -81,7 +81,7 @@ const ms = (n: number) => n.toFixed(2);
 
 /** `engineCpu`: this process's CPU time (user + system) per dispatch: what the decision and the command cost in Node, without the wait for a CPU on a loaded machine (PostgreSQL's own time is not in it). */
 /** `gc`: the timed series' collections (after its warm-up); `allocatedKb`: KB allocated per dispatch (with `BENCH_HEAP_PROFILE` only). */
-/** `postgresCpuMs`: the bench database's backends' CPU per timed dispatch (the command's and the outbox relay's; see readBackendCpu). */
+/** `postgresCpuMs`: the bench database's backends' CPU per timed dispatch (the command's and the outbox relay's; see postgresCpu). */
 type Row = { drivers: number; strategy: string; engine: Percentiles; oldSeries: Percentiles; engineCpu: Percentiles; postgresCpuMs: number; bruteForce: Percentiles; decideOnly: Percentiles; goalMs: number; gc: GcFigures; allocatedKb: number | null };
 
 async function main(): Promise<void> {
@@ -92,6 +92,8 @@ async function main(): Promise<void> {
     const database = await createBenchDatabase();
     cleanups.push({ name: 'drop database', run: database.drop });
     const services = await startBenchServices(database, 'dispatch', {}, cleanups);
+    const postgres = await postgresCpu(database.url, database.name);
+    cleanups.push({ name: 'close the PostgreSQL CPU reader', run: postgres.close });
     await services.db.migrate();
     const deps = dispatchDeps(services);
     const rows: Row[] = [];
@@ -128,7 +130,7 @@ async function main(): Promise<void> {
         // The timed series' own collections and allocations, from the end of its warm-up.
         const watch: { gc?: ReturnType<typeof countGc>; heap?: Awaited<ReturnType<typeof startHeapProfile>> } = {};
         const windows: Window[] = [];
-        let backends: BackendCpu = new Map();
+        let postgresMicrosBefore = 0;
         progress(`${size} ${strategy}: timed series of ${count} dispatches (the first ${WARMUP} a warm-up)`);
         const perf = await startPerfRecord(process.env.BENCH_PERF && `${process.env.BENCH_PERF}-${size}-${strategy}.data`);
         const trace = startDispatchTrace(process.env.BENCH_DISPATCH_TRACE && `${process.env.BENCH_DISPATCH_TRACE}-${size}-${strategy}.json`);
@@ -137,7 +139,7 @@ async function main(): Promise<void> {
             if (i === WARMUP) {
               watch.gc = countGc();
               watch.heap = await startHeapProfile(process.env.BENCH_HEAP_PROFILE && `${process.env.BENCH_HEAP_PROFILE}-${size}-${strategy}.heapprofile`);
-              backends = await readBackendCpu(services.db.orm);
+              postgresMicrosBefore = await postgres.micros();
             }
             const cpu = process.cpuUsage();
             const started = performance.now();
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
             }
           }
         }, progress);
-        const postgresCpuMs = backendCpuMsSince(backends, await readBackendCpu(services.db.orm)) / engine.length;
+        const postgresCpuMs = (await postgres.micros() - postgresMicrosBefore) / 1000 / engine.length;
         await perf.stop();
         await trace.stop();
         const allocated = await watch.heap!.stop();
