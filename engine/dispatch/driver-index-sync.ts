@@ -45,12 +45,9 @@ const changedSince = (alias: string) =>
 
 /**
  * The drivers changed since the snapshot `$1`: actors stamped with a newer `change_xid`, and drivers named by a newer
- * position log row (migration 0020). The actors are read in `change_xid` order (and the jobs below): on tables the
- * statistics have not seen grow, a generic plan costs every index leading with `site_id` at one row and took the
- * site's availability (or driver) index, i.e. walked all of the site's drivers (jobs) per dispatch; the order makes
- * the `(site_id, change_xid)` index the only one that needs no sort. The order itself means nothing to the reader.
+ * position log row (migration 0020).
  */
-const CHANGED_DRIVERS = `(select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')} order by c.change_xid)
+const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')}
   union select unnest(p.user_ids) from driver_position_change p where p.site_id = s.id and ${changedSince('p')}`;
 
 const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
@@ -68,15 +65,15 @@ function headSql(changes: boolean, job: boolean): string {
        (select coalesce(json_agg(json_build_array(d.user_id, d.availability, d.last_lat, d.last_lng)), '[]'::json)
           from driver_state d where d.site_id = s.id${stateFilter}) as states,
        ${lost} as positions_lost,
-       (select coalesce(json_agg(c.job), '[]'::json) from (select json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end) as job
-          from job j where j.site_id = s.id${jobFilter}${changes ? ' order by j.change_xid' : ''}) c) as jobs${job ? `,
+       (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
+          from job j where j.site_id = s.id${jobFilter}) as jobs${job ? `,
        (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
 /** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
-export const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
-export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
+const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
+const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v4', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;

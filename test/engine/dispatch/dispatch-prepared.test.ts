@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CHANGES_HEAD, CHANGES_HEAD_WITH_JOB, readSiteHead } from '../../../engine/dispatch/driver-index-sync.ts';
+import { readSiteHead } from '../../../engine/dispatch/driver-index-sync.ts';
 import { DRIVER_DAY_STATEMENT } from '../../../engine/dispatch/driver-day-statement.ts';
 import { JOB_TARGET_SQL } from '../../../engine/dispatch/job-target.ts';
 import { preparedStatements, type NamedStatement } from '../../../engine/dispatch/prepared-statement.ts';
@@ -83,16 +83,6 @@ describe('prepared dispatch statements', () => {
     expect(write).toContain('Index Scan using job_pkey on job');
     expect(write).not.toMatch(/Index Scan using (route_site|job_site)/);
     expect(write).not.toContain('Seq Scan');
-  });
-
-  it("read a site's changed jobs and drivers through the change indexes, not all of the site's, whatever the statistics say", async () => {
-    for (const head of [CHANGES_HEAD, CHANGES_HEAD_WITH_JOB]) {
-      const plan = await genericPlan(head);
-      expect(plan).toContain('Index Scan using job_change_xid_idx on job');
-      expect(plan).toContain('Index Scan using driver_state_change_xid_idx on driver_state c');
-      expect(plan).not.toMatch(/job_site_driver_idx|driver_state_availability_idx/);
-      expect(plan).not.toContain('Seq Scan');
-    }
   });
 });
 
