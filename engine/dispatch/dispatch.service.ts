@@ -2,10 +2,10 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
-import { readJobDetail } from '../jobs/job-detail-row.ts';
+import { readJobDetailAndRoute } from '../jobs/job-detail-row.ts';
 import type { JobData } from '../jobs/job-view.ts';
 import { findRoute } from '../routes/route-records.ts';
-import { toRouteData, type RouteData } from '../routes/route-view.ts';
+import { routeFromRow, toRouteData, type RouteData, type RouteRecord } from '../routes/route-view.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
@@ -98,18 +98,20 @@ export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, re
 }
 
 /**
- * The job and route as the dispatch left them, read in the command's transaction: the job with its stops and their
- * addresses in one statement without entity hydration (three ORM queries before), the route in another.
+ * The job and route as the dispatch left them, read in the command's transaction in one statement: the job with its
+ * stops and their addresses, without entity hydration (three ORM queries before), and the route's row.
  */
 export async function outcome(scope: CommandScope, assigned: Assigned): Promise<DispatchOutcome> {
-  const job = await readJobDetail(scope.em, scope.siteId, scope.actor, assigned.job.id, true);
-  return { dispatch: toDispatchData(assigned.dispatch), job, route: await routeData(scope, assigned.route.id), scheduled: false };
+  const { job, route } = await readJobDetailAndRoute(scope.em, scope.siteId, scope.actor, assigned.job.id, assigned.route.id);
+  return { dispatch: toDispatchData(assigned.dispatch), job, route: route ? await routeView(scope, routeFromRow(route)) : null, scheduled: false };
 }
 
 export async function routeData(scope: CommandScope, routeId: string): Promise<RouteData | null> {
   const route = await findRoute(scope, routeId);
-  return route ? toRouteData(route, await workflowById(scope.em, route.workflowId)) : null;
+  return route ? routeView(scope, route) : null;
 }
+
+const routeView = async (scope: CommandScope, route: RouteRecord): Promise<RouteData> => toRouteData(route, await workflowById(scope.em, route.workflowId));
 
 /** `auto` and a method without a strategy of its own run the site's strategy. */
 async function strategyFor(scope: CommandScope, method: DispatchMethod): Promise<Strategy> {
