@@ -18,6 +18,8 @@ export type BatchRelayOptions = {
   /** A batch smaller than this means nothing more is pending. */
   batchSize: number;
   pollIntervalMs: number;
+  /** Least time between the starts of two kicked passes (ms; default 0): see createCoalescedTask. */
+  minPassGapMs?: number;
   /** A failed pass (the rows stay pending for the next one). */
   onError: (error: unknown) => void;
   onMoved?: (moved: number) => void;
@@ -40,7 +42,7 @@ export function createBatchRelay(options: BatchRelayOptions): BatchRelay {
   const pass = createCoalescedTask(async () => {
     const moved = await relayOnce();
     options.onMoved?.(moved);
-  }, options.onError);
+  }, options.onError, options.minPassGapMs);
 
   return {
     start() {

@@ -9,22 +9,33 @@ export type CoalescedTask = {
   stop(): Promise<void>;
 };
 
-/** Wraps `pass` so it never runs twice at once; its errors go to `onError` (a background pass has no caller). */
-export function createCoalescedTask(pass: () => Promise<void>, onError: (error: unknown) => void): CoalescedTask {
-  let scheduled: NodeJS.Immediate | null = null;
+/**
+ * Wraps `pass` so it never runs twice at once; its errors go to `onError` (a background pass has no caller).
+ * With `minGapMs`, a pass starts no sooner than that after the previous one started: requests in between wait for
+ * it (one timer), so a steady stream of requests costs one pass per gap instead of one per request.
+ */
+export function createCoalescedTask(pass: () => Promise<void>, onError: (error: unknown) => void, minGapMs = 0): CoalescedTask {
+  let scheduled: NodeJS.Immediate | NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let rerun = false;
   let stopped = false;
+  let lastStart = Number.NEGATIVE_INFINITY;
+
+  const schedule = (): void => {
+    const wait = lastStart + minGapMs - Date.now();
+    scheduled = wait > 0 ? setTimeout(run, wait) : setImmediate(run);
+  };
 
   const run = (): void => {
     scheduled = null;
+    lastStart = Date.now();
     running = pass()
       .catch(onError)
       .finally(() => {
         running = null;
         if (rerun && !stopped) {
           rerun = false;
-          scheduled = setImmediate(run);
+          schedule();
         }
       });
   };
@@ -33,11 +44,14 @@ export function createCoalescedTask(pass: () => Promise<void>, onError: (error: 
     trigger() {
       if (stopped || scheduled) return;
       if (running) rerun = true;
-      else scheduled = setImmediate(run);
+      else schedule();
     },
     async stop() {
       stopped = true;
-      if (scheduled) clearImmediate(scheduled);
+      if (scheduled) {
+        clearTimeout(scheduled as NodeJS.Timeout);
+        clearImmediate(scheduled as NodeJS.Immediate);
+      }
       scheduled = null;
       await running;
     },
