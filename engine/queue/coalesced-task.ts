@@ -15,7 +15,8 @@ export type CoalescedTask = {
  * it (one timer), so a steady stream of requests costs one pass per gap instead of one per request.
  */
 export function createCoalescedTask(pass: () => Promise<void>, onError: (error: unknown) => void, minGapMs = 0): CoalescedTask {
-  let scheduled: NodeJS.Immediate | NodeJS.Timeout | null = null;
+  /** The pass asked for and not yet started, with how to call it off (an immediate, or a timer while the gap lasts). */
+  let scheduled: { cancel(): void } | null = null;
   let running: Promise<void> | null = null;
   let rerun = false;
   let stopped = false;
@@ -23,7 +24,13 @@ export function createCoalescedTask(pass: () => Promise<void>, onError: (error: 
 
   const schedule = (): void => {
     const wait = lastStart + minGapMs - Date.now();
-    scheduled = wait > 0 ? setTimeout(run, wait) : setImmediate(run);
+    if (wait > 0) {
+      const timer = setTimeout(run, wait);
+      scheduled = { cancel: () => clearTimeout(timer) };
+    } else {
+      const immediate = setImmediate(run);
+      scheduled = { cancel: () => clearImmediate(immediate) };
+    }
   };
 
   const run = (): void => {
@@ -48,10 +55,7 @@ export function createCoalescedTask(pass: () => Promise<void>, onError: (error: 
     },
     async stop() {
       stopped = true;
-      if (scheduled) {
-        clearTimeout(scheduled as NodeJS.Timeout);
-        clearImmediate(scheduled as NodeJS.Immediate);
-      }
+      scheduled?.cancel();
       scheduled = null;
       await running;
     },
