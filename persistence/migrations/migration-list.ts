@@ -25,6 +25,7 @@ import { QueuedWriteCheck0024 } from './0024-queued-write-check.ts';
 import { LogSiteKeys0025 } from './0025-log-site-keys.ts';
 import { AuditDerivedChanges0026 } from './0026-audit-derived-changes.ts';
 import { RouteDriverDay0027 } from './0027-route-driver-day.ts';
+import { DropCustomFieldIndexes0028 } from './0028-drop-custom-field-indexes.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -54,4 +55,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0025-log-site-keys', class: LogSiteKeys0025 },
   { name: '0026-audit-derived-changes', class: AuditDerivedChanges0026 },
   { name: '0027-route-driver-day', class: RouteDriverDay0027 },
+  { name: '0028-drop-custom-field-indexes', class: DropCustomFieldIndexes0028 },
 ];
