@@ -147,7 +147,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     await inBatchTransaction(orm, { siteId: null, platform: true }, async (managers, prefix, prepared) => {
       const tx = managers.of(null);
       // Index scans only, whatever the statistics say (autovacuum may be off, and `outbox_pending` is a small table
-      // that churns): the oldest entries by the primary key in `seq` order, then each row by `outbox_seq_idx`. A
+      // that churns): the oldest entries by the primary key in `seq` order, then each row by the outbox's key (`seq`). A
       // sequential scan of `outbox_pending` reads every dead entry left since the last vacuum, one of `outbox` the
       // whole log; a bitmap scan of the pending entries reads dead ones that an index scan would have marked.
       prefix.add(`select pg_advisory_xact_lock(hashtext('dispatch.outbox-relay')), set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)`);
