@@ -35,8 +35,6 @@ export function moveUpdate(
   };
   const sets = ['workflow_state_id = ?', 'phase = ?', 'snapshot = ?', 'version = version + 1', 'updated_at = ?'];
   const params: unknown[] = [to.id, to.phase, snapshot, updatedAt];
-  // The stamp the dispatch index reads changes by (migration 0019); set here, a job's trigger skips the row (0030).
-  if (kind === 'job') sets.push('change_xid = pg_current_xact_id()');
   const set = (column: string, value: unknown) => {
     sets.push(`${column} = ?`);
     params.push(value);
