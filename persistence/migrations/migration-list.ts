@@ -27,7 +27,7 @@ import { AuditDerivedChanges0026 } from './0026-audit-derived-changes.ts';
 import { RouteDriverDay0027 } from './0027-route-driver-day.ts';
 import { DropCustomFieldIndexes0028 } from './0028-drop-custom-field-indexes.ts';
 import { OutboxSeqKey0029 } from './0029-outbox-seq-key.ts';
-import { DropOutboxEntityIndex0031 } from './0031-drop-outbox-entity-index.ts';
+import { DropOutboxEntityIndex0030 } from './0030-drop-outbox-entity-index.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -59,5 +59,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0027-route-driver-day', class: RouteDriverDay0027 },
   { name: '0028-drop-custom-field-indexes', class: DropCustomFieldIndexes0028 },
   { name: '0029-outbox-seq-key', class: OutboxSeqKey0029 },
-  { name: '0031-drop-outbox-entity-index', class: DropOutboxEntityIndex0031 },
+  { name: '0030-drop-outbox-entity-index', class: DropOutboxEntityIndex0030 },
 ];

@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * each job command paid two inserts into it (two outbox rows; bench:engine, issue 3). The outbox's only index is now
  * its key, `seq` (migration 0029).
  */
-export class DropOutboxEntityIndex0031 extends Migration {
+export class DropOutboxEntityIndex0030 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`drop index outbox_entity_idx;`);
   }
