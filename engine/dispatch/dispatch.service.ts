@@ -14,7 +14,6 @@ import { getDispatchSettings } from './dispatch-settings.ts';
 import type { DispatchMethod, SelectionStrategy, Strategy } from './dispatch-types.ts';
 import { scheduleDispatch } from './scheduled-dispatch.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
-import { teamNotFound } from './dispatch-team.ts';
 
 export type AssignRequest = {
   job_id: string;
@@ -78,8 +77,7 @@ export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, re
 export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, request: TeamJobRequest): Promise<DispatchOutcome & { selected_driver_id: string | null; selected_driver_name: string | null; selection_strategy: SelectionStrategy }> {
   const strategy = request.selection_strategy ?? 'eta';
   return deps.engine.command(ctx, `job:${request.job_id}`, async (scope) => {
-    // A dispatch now checks the team with its first read (one round trip fewer); a scheduled one checks it first, as its `start_at` is read after.
-    if (request.start_at) await assertTeam(scope, request.team_id);
+    await assertTeam(scope, request.team_id);
     const plan: DispatchPlan = { driver_id: null, vehicle_id: request.vehicle_id ?? null, route_id: request.route_id ?? null, strategy, require_confirmation: request.require_confirmation ?? false };
     const later = futureInstant(scope, request.start_at);
     if (later) {
@@ -94,7 +92,6 @@ export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, re
       routeId: plan.route_id,
       vehicleId: plan.vehicle_id,
       requireConfirmation: plan.require_confirmation,
-      assertTeam: !request.start_at,
     });
     return { ...(await outcome(scope, assigned)), selected_driver_id: assigned.driver.userId, selected_driver_name: assigned.driver.name, selection_strategy: strategy };
   });
@@ -124,7 +121,7 @@ async function strategyFor(scope: CommandScope, method: DispatchMethod): Promise
 
 export async function assertTeam(scope: CommandScope, teamId: string): Promise<void> {
   const [team] = await scope.em.execute('select id from team where id = ? and site_id = ? and is_active', [teamId, scope.siteId]);
-  if (!team) throw teamNotFound(teamId);
+  if (!team) throw new DomainError(404, 'NOT_FOUND', `Team ${teamId} not found`, 'team_id');
 }
 
 /** `start_at` when it is in the future (the dispatch waits for it); null for now or the past. */

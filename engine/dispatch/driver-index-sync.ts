@@ -30,8 +30,6 @@ export type SiteHead = {
   jobRows: JobTargetRow[];
   /** The site's current route workflow (a route a dispatch creates starts in it); null when the site has none. */
   routeWorkflowId: string | null;
-  /** Whether the team asked for with the job is an active team of this site (false when none was asked for). */
-  teamActive: boolean;
 };
 
 /**
@@ -54,10 +52,7 @@ const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = 
 
 const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
 
-/**
- * The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job and `$4` a team (with `job`;
- * the team may be null). The team's check rides along so that a team dispatch needs no round trip of its own for it.
- */
+/** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (with `job`). */
 function headSql(changes: boolean, job: boolean): string {
   const stateFilter = changes ? ` and d.user_id in (${CHANGED_DRIVERS})` : '';
   const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
@@ -72,18 +67,17 @@ function headSql(changes: boolean, job: boolean): string {
        ${lost} as positions_lost,
        (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
           from job j where j.site_id = s.id${jobFilter}) as jobs${job ? `,
-       (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows,
-       exists (select 1 from team t where t.id = $4::text and t.site_id = s.id and t.is_active) as team_active` : ''}
+       (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
 /** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
 const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
-const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
+const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v4', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
-  states: StateChange[]; positions_lost: boolean; jobs: JobChange[]; job_rows?: JobTargetRow[]; team_active?: boolean;
+  states: StateChange[]; positions_lost: boolean; jobs: JobChange[]; job_rows?: JobTargetRow[];
 };
 
 /**
@@ -93,18 +87,16 @@ type HeadRow = {
  * made every fix a non-HOT update): the drivers named by the `driver_position_change` rows `since` does not see are
  * read too. When the location tracker has pruned log rows `since` may not have seen, a second statement reads every
  * driver actor. With `since` null: all of them (the first read of a process, sent unprepared). With `jobId`, the job
- * the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), and with `teamId` whether that team is active
- * (`teamActive`), in the same round trip. The reads with a
+ * the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip. The reads with a
  * `since` run as prepared statements (`executePrepared`): planning was most of their cost.
  */
-export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string, teamId?: string): Promise<SiteHead> {
+export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string): Promise<SiteHead> {
   let rows: HeadRow[];
-  const team = teamId ?? null;
   if (since === null) {
-    const { text, params } = inlined(headSql(false, jobId !== undefined), [since, siteId, jobId, team]);
+    const { text, params } = inlined(headSql(false, jobId !== undefined), [since, siteId, jobId]);
     rows = await em.execute<HeadRow[]>(text, params);
   } else {
-    rows = jobId === undefined ? await executePrepared<HeadRow>(em, CHANGES_HEAD, [since, siteId]) : await executePrepared<HeadRow>(em, CHANGES_HEAD_WITH_JOB, [since, siteId, jobId, team]);
+    rows = jobId === undefined ? await executePrepared<HeadRow>(em, CHANGES_HEAD, [since, siteId]) : await executePrepared<HeadRow>(em, CHANGES_HEAD_WITH_JOB, [since, siteId, jobId]);
   }
   const row = rows[0];
   if (!row) throw new Error(`site ${siteId} is not visible in this transaction`);
@@ -117,7 +109,6 @@ export async function readSiteHead(em: EntityManager, siteId: string, since: str
     states: row.positions_lost ? await readAllStates(em, siteId) : row.states,
     jobs: row.jobs,
     jobRows: row.job_rows ?? [],
-    teamActive: row.team_active === true,
   };
 }
 

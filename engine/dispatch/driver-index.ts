@@ -29,7 +29,7 @@ type SiteIndex = {
 const indexes = new Map<string, SiteIndex>();
 
 /** The drivers in scope, the site's time zone and current route workflow, and the rows of the job asked for (see `readSiteHead`). */
-export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWorkflowId: string | null; jobRows: JobTargetRow[]; teamActive: boolean };
+export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWorkflowId: string | null; jobRows: JobTargetRow[] };
 
 /**
  * The site's drivers as {@link loadDriverFacts} gives them (without busy windows), answered from a per-process
@@ -42,13 +42,12 @@ export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWo
  * A read made by a transaction that has written already sees its own uncommitted rows, which may yet roll back:
  * that read is used for this decision only, on copies, and the shared index keeps its snapshot.
  * @returns the drivers (one team's, or all) ordered by user id, the site's time zone, and with `jobId` that job's rows
- *   (and whether the team is an active team of the site)
  */
 export async function indexedDriverFacts(em: EntityManager, siteId: string, scope: { teamId?: string; jobId?: string }): Promise<IndexedDrivers> {
   const cached = indexes.get(siteId);
   const since = cached?.snapshot ?? null;
-  const head = await readSiteHead(em, siteId, since, scope.jobId, scope.teamId);
-  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, routeWorkflowId: head.routeWorkflowId, jobRows: head.jobRows, teamActive: head.teamActive });
+  const head = await readSiteHead(em, siteId, since, scope.jobId);
+  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, routeWorkflowId: head.routeWorkflowId, jobRows: head.jobRows });
   let index = indexes.get(siteId);
   // Forgotten while this read ran: `head` holds changes only, read again from scratch.
   if (!index && since !== null) return indexedDriverFacts(em, siteId, scope);

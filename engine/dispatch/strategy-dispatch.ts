@@ -1,6 +1,5 @@
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
-import { teamNotFound } from './dispatch-team.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
 import { advanceCursor, decide } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
@@ -17,21 +16,18 @@ export type StrategyInput = {
   vehicleId?: string | null;
   requireConfirmation: boolean;
   dispatchId?: string;
-  /** Refuse (404) a `teamId` that is not an active team of the site: checked with the decision's first read, before anything else. */
-  assertTeam?: boolean;
 };
 
 /**
  * Lets a strategy pick the driver of a job and dispatches it to them, in the caller's command: the decision (with
  * its explanation), the round-robin cursor and the assignment commit together, so a crash never advances the cursor
  * without the dispatch nor the reverse.
- * @throws DomainError 404 team_id (with `assertTeam`), 409 JOB_NOT_UNASSIGNED, 422 ZONE_RESTRICTED, 422 NO_ELIGIBLE_DRIVER (with the decision in
+ * @throws DomainError 409 JOB_NOT_UNASSIGNED, 422 ZONE_RESTRICTED, 422 NO_ELIGIBLE_DRIVER (with the decision in
  *   `details`), and the errors of `assignJob`
  */
 export async function dispatchByStrategy(deps: DispatchDeps, scope: CommandScope, input: StrategyInput): Promise<Assigned> {
   // The job and the drivers in one round trip.
   const indexed = await indexedDriverFacts(scope.em, scope.siteId, { teamId: input.teamId ?? undefined, jobId: input.jobId });
-  if (input.assertTeam && input.teamId && !indexed.teamActive) throw teamNotFound(input.teamId);
   const job = toJobTarget(indexed.jobRows, input.jobId);
   if (job.phase !== 'unassigned') {
     throw new DomainError(409, 'JOB_NOT_UNASSIGNED', `Job ${job.id} is ${job.phase}; only unassigned jobs are dispatched (return it first)`, 'job_id');

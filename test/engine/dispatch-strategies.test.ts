@@ -63,7 +63,7 @@ describe('dispatch strategies', () => {
     // Everything is given in memory (the drivers, no window, not zone-based): the database is not asked.
     const { decision, winner } = await decide({} as EntityManager, 'site_1', {
       job, strategy: 'eta', now: new Date('2030-01-07T10:00:00Z'), mapping: createMappingProvider(null), requireVehicle: true,
-      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [], teamActive: false },
+      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [] },
     });
     expect(winner?.userId).toBe('usr_on_a');
     expect({ considered: decision.considered, eligible: decision.eligible }).toEqual({ considered: 45, eligible: 2 });
@@ -76,7 +76,7 @@ describe('dispatch strategies', () => {
     const drivers = Array.from({ length: 30 }, (_, i) => driver(`usr_${String(i).padStart(2, '0')}`, { position: { lat: 48.85 + i * 0.001, lng: 2.35 } }));
     const { decision } = await decide({} as EntityManager, 'site_1', {
       job: { ...JOB, window: null, pickup: { lat: 48.85, lng: 2.35 } }, strategy: 'eta', now: new Date('2030-01-07T10:00:00Z'), mapping: createMappingProvider(null), requireVehicle: true,
-      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [], teamActive: false },
+      indexed: { drivers, timezone: 'UTC', routeWorkflowId: null, jobRows: [] },
     });
     expect({ considered: decision.considered, eligible: decision.eligible, excluded: decision.excluded_by_reason }).toEqual({ considered: 30, eligible: 30, excluded: {} });
     expect(decision.candidates.map((c) => [c.driver_id, c.rank])).toEqual(drivers.slice(0, 10).map((d, i) => [d.userId, i + 1]));

@@ -187,21 +187,6 @@ describe('team dispatch and the decision explanation', () => {
     expect(refused.body.details?.decision?.exclusions[0]?.reason).toBe('not_available');
     expect((await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: 'team_nope' })).status).toBe(404);
   });
-
-  it("answers 404 team_id for an inactive team or another site's, though their drivers could take the job, and leaves the job unassigned", async () => {
-    const team = await createTeam(acme, 'Retired team');
-    await createDriver(server, acme, { name: 'Ready Rita', at: near(1), vehicleId: vehicle, teamIds: [team] });
-    const job = await jobAt(acme.as.dispatcher, PARIS);
-    expect((await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: team })).status).toBe(200);
-    const next = await jobAt(acme.as.dispatcher, PARIS);
-    await acme.as.admin.put('/api/team', { id: team, is_active: false });
-    const refused = await acme.as.dispatcher.post<Failure>('/api/dispatch/team/job', { job_id: next.id, team_id: team });
-    expect(refused.status).toBe(404);
-    expect(refused.body.fields?.[0]?.field).toBe('team_id');
-    const foreign = await createTeam(globex, 'Elsewhere');
-    expect((await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: next.id, team_id: foreign })).status).toBe(404);
-    expect((await acme.as.dispatcher.get<{ data: { phase: string } }>(`/api/job/${next.id}`)).body.data.phase).toBe('unassigned');
-  });
 });
 
 describe('GET /dispatch/available-drivers', () => {
