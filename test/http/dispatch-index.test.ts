@@ -4,6 +4,7 @@ import { loadJobTarget } from '../../engine/dispatch/job-target.ts';
 import { createMappingProvider } from '../../engine/mapping/create-mapping-provider.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { createJob } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from './dispatch-fixtures.ts';
 
@@ -59,6 +60,15 @@ describe('dispatch driver index (cached driver facts)', () => {
     const third = await teamJob();
     expect(third.body.data.selected_driver_id).toBe(nearest.id);
     expect(third.body.data.dispatch.decision.exclusions).toContainEqual(expect.objectContaining({ driver_id: far.id, reason: 'not_available' }));
+  });
+
+  it('a job that signs up a new customer leaves the fleet version alone; a new driver moves it', async () => {
+    // Dispatches already ran on this site, so its version row exists and a bump would show.
+    const before = await fleetVersion(acme.site.id);
+    await createJob(acme.as.dispatcher, { customer_email: 'first-time-buyer@shop.example', customer_first_name: 'Nova' });
+    expect(await fleetVersion(acme.site.id)).toBe(before);
+    await createDriver(server, acme, { name: 'New Ned', at: near(2), vehicleId: vehicle });
+    expect(await fleetVersion(acme.site.id)).toBeGreaterThan(before);
   });
 
   it('reads what other processes commit (availability, position, open-job load) and never keeps a write that rolled back', async () => {
