@@ -17,7 +17,8 @@ export type AuditEntry = {
   /**
    * Stores no diff (`changes` null): the audit API derives it from `previous_data` and `new_data`. Only
    * for a before and an after of plain JSON values without secret-looking fields, where the diff of the stored data
-   * is the diff itself; the command path's moves (about 0.4 KB of WAL and a `jsonb` parse per record).
+   * is the diff itself: the command path's moves (about 0.4 KB of WAL and a `jsonb` parse per record), dispatch records
+   * and route records (a created record's diff repeated every field of its after, the decision's winner included).
    */
   changesFromData?: boolean;
 };

@@ -187,7 +187,7 @@ function record(scope: CommandScope, action: string, before: DispatchRow | null,
   const brief = (row: DispatchRow) => ({ ...toDispatchData(row), decision: row.decision ? { strategy: row.decision.strategy, winner: row.decision.winner } : null });
   // One view of the record for the audit and the event (the audit keeps copies of its own: `auditRecordValues`).
   const data = brief(after);
-  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: data }));
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: data, changesFromData: true }));
   scope.pending.events.push({
     siteId,
     event: before ? 'dispatch:updated' : 'dispatch:created',

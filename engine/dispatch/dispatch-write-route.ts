@@ -58,6 +58,6 @@ export function recordDispatchedRouteCreated(scope: CommandScope, route: RouteRe
 export function recordRouteJoined(scope: CommandScope, before: RouteRecord, after: RouteRecord, workflow: Workflow, jobId: string): void {
   const { siteId, actor } = scope;
   const data = { ...toRouteData(after, workflow), added_job_id: jobId };
-  scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'add_job', entityType: 'Route', entityId: before.id, before: toRouteData(before, workflow), after: data }));
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'add_job', entityType: 'Route', entityId: before.id, before: toRouteData(before, workflow), after: data, changesFromData: true }));
   scope.pending.events.push({ siteId, event: 'route:update', entityType: 'route', entityId: before.id, entityVersion: after.version, data, timestamp: scope.clock.now() });
 }

@@ -93,7 +93,7 @@ export async function insertRouteUnlessOpen(scope: CommandScope, input: NewRoute
 export function recordRouteCreated(scope: CommandScope, route: RouteRecord, workflow: Workflow, snapshot: EntitySnapshot, jobIds: string[]): void {
   const { siteId, actor } = scope;
   const data = { ...toRouteData(route, workflow), job_ids: jobIds };
-  scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Route', entityId: route.id, before: null, after: data }));
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action: 'create', entityType: 'Route', entityId: route.id, before: null, after: data, changesFromData: true }));
   scope.pending.events.push({ siteId, event: 'route:create', entityType: 'route', entityId: route.id, entityVersion: route.version, data, timestamp: scope.clock.now() });
   scope.touched.set(route.id, { snapshot, version: route.version, workflowId: workflow.id });
 }
@@ -125,7 +125,7 @@ export async function writeRouteChange(
   const workflow = await workflowById(scope.em, updated.workflowId);
   const before = { ...toRouteData(route, workflow), ...extra.before };
   const after = { ...toRouteData(updated, workflow), ...extra.after };
-  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Route', entityId: route.id, before, after }));
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Route', entityId: route.id, before, after, changesFromData: true }));
   scope.pending.events.push({ siteId, event: 'route:update', entityType: 'route', entityId: route.id, entityVersion: updated.version, data: after, timestamp: scope.clock.now() });
   return updated;
 }
