@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { asDriverException, formatSql } from '../runtime/direct-execute.ts';
+import { queueOnConnection } from '../runtime/statement-prefix.ts';
 
 /**
  * A statement of the dispatch path prepared once per connection: `$n` parameters, each cast where it is used
@@ -33,7 +34,13 @@ export async function executePrepared<Row>(em: EntityManager, statement: NamedSt
     const { text, params } = inlined(statement.sql, args);
     return em.execute<Row[]>(text, params);
   }
-  const results = await send(em, connection, (await preparedCall(em, connection, statement, args, before)).join('; '));
+  const call = await preparedCall(em, connection, statement, args, before);
+  // In a command's transaction the lock and plan settings before the EXECUTE join the connection's queue, to go out
+  // merged with the selects queued there (the tenant settings: statement-prefix.ts), not as selects of their own.
+  // The settings are put back in the same round trip: a later statement with bind parameters would send a queue of
+  // its own in a round trip of its own.
+  const queued = queueOnConnection(connection, call.setUp);
+  const results = await send(em, connection, [...(queued ? [] : call.setUp), call.execute, call.restore].join('; '));
   return results.at(-2)!.rows as Row[];
 }
 
@@ -46,10 +53,14 @@ export async function executePrepared<Row>(em: EntityManager, statement: NamedSt
 export async function preparedStatements(em: EntityManager, statement: NamedStatement, args: unknown[], before?: string): Promise<string[]> {
   const connection = await transactionConnection(em);
   if (!connection) throw new Error(`${statement.name}: a prepared statement to send later needs a transaction`);
-  return preparedCall(em, connection, statement, args, before);
+  const call = await preparedCall(em, connection, statement, args, before);
+  return [...call.setUp, call.execute, call.restore];
 }
 
-async function preparedCall(em: EntityManager, connection: PgConnection, statement: NamedStatement, args: unknown[], before: string | undefined): Promise<string[]> {
+/** A prepared call's statements: `before` and the plan settings, the EXECUTE, the settings put back. */
+type PreparedCall = { setUp: string[]; execute: string; restore: string };
+
+async function preparedCall(em: EntityManager, connection: PgConnection, statement: NamedStatement, args: unknown[], before: string | undefined): Promise<PreparedCall> {
   let prepared = preparedOn.get(connection);
   if (!prepared) {
     prepared = new Set();
@@ -60,7 +71,7 @@ async function preparedCall(em: EntityManager, connection: PgConnection, stateme
     prepared.add(statement.name);
   }
   const execute = formatSql(em, `execute ${statement.name}(${args.map(() => '?').join(', ')})`, args);
-  return [...(before ? [before] : []), GENERIC_PLAN, execute, PLAN_RESTORED];
+  return { setUp: before ? [before, GENERIC_PLAN] : [GENERIC_PLAN], execute, restore: PLAN_RESTORED };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { answerLocally, isOwnOrControl, OWN, refuse, type Callback, type ConnectionState, type QueryConfig } from './connection-answers.ts';
+import { mergeBareSelects } from './bare-selects.ts';
 import { TransactionEnded } from './connection-transactor.ts';
 
 /** The bits of a `pg` Client this file uses. */
@@ -73,7 +74,7 @@ function stateOf(connection: PgConnection): ConnectionState {
     }
     if (current.exclusive && !isOwnOrControl(config)) return refuse(current, callback);
     if (current.queued.length === 0) return original.apply(this, args);
-    const prefix = current.queued;
+    const prefix = mergeBareSelects(current.queued);
     current.queued = [];
     current.beginDeferred = false;
     const inline = config && typeof config === 'object' && typeof config.text === 'string' && !config.values?.length && typeof callback === 'function';
@@ -96,6 +97,19 @@ function stateOf(connection: PgConnection): ConnectionState {
     });
   };
   return current;
+}
+
+/**
+ * Queues statements to go out with the next query on `connection` (merged as `mergeBareSelects` merges), when a
+ * transaction owns it through a statement prefix and sends more than its own statements; false otherwise (the
+ * caller sends them itself). For code that holds the connection rather than the prefix (the dispatch's prepared
+ * statements), so what it queues reaches the same session in order with what it sends.
+ */
+export function queueOnConnection(connection: object, statements: string[]): boolean {
+  const state = states.get(connection as PgConnection);
+  if (!state || state.owner === null || state.exclusive) return false;
+  state.queued.push(...statements);
+  return true;
 }
 
 /**

@@ -47,12 +47,16 @@ describe('a team dispatch', () => {
       if (round === 0) continue;
       const transaction = dispatchTransaction(sent);
       expect(transaction[0]).toMatch(/^begin; select set_config\('app\.site_id'/);
+      // The head read: one select of settings (with any queued before it), the EXECUTE, the settings put back.
+      const head = transaction.filter((text) => text.includes('execute dispatch_site_head_job_v'));
+      expect(head).toHaveLength(1);
+      expect(head[0]).toMatch(/^select set_config\([^;]*set_config\('enable_seqscan', 'off', true\); execute dispatch_site_head_job_v\d+\([^;]*; select set_config\('plan_cache_mode'[^;]*$/);
       expect(transaction.filter((text) => /^begin;?$/.test(text))).toEqual([]);
       expect(transaction).toHaveLength(4);
       const withLock = transaction.filter((text) => text.includes('pg_advisory_xact_lock(hashtext(\'route:'));
       expect(withLock).toHaveLength(1);
-      // The lock and the planned write, then the job and route read for the answer (prepared once the session has sent it), in one round trip.
-      expect(withLock[0]).toMatch(/^select pg_advisory_xact_lock\(hashtext\('route:[^]*; execute dispatch_driver_day_planned_v4\([^]*; (select j\.\*, [^]*to_jsonb\(r\) from route r|execute engine_stmt_\d+\('rte_[^']*', '[^']*', 'job_)/);
+      // The lock with the plan settings in one select, the planned write, then the job and route read for the answer (prepared once the session has sent it), in one round trip.
+      expect(withLock[0]).toMatch(/^select pg_advisory_xact_lock\(hashtext\('route:[^;]*\), set_config\('dispatch\.plan_cache_mode'[^;]*; execute dispatch_driver_day_planned_v4\([^]*; (select j\.\*, [^]*to_jsonb\(r\) from route r|execute engine_stmt_\d+\('rte_[^']*', '[^']*', 'job_)/);
       // The audit records and outbox rows, as their statement or (once this session prepared it) its execute.
       expect(transaction.at(-1)).toMatch(/^(with audit as \(\s*insert into audit_record |execute engine_stmt_\d+\('[^']*', '\[\{"id":"aud_)[^]*"obx_[^]*; commit;?$/);
     }
