@@ -6,13 +6,15 @@ import { simulateInProcess } from '../sim/simulate.ts';
 import { DEFAULT_ADMIN_URL as ADMIN_URL, SimDatabases } from '../sim/sim-database.ts';
 import { SiteApi } from '../sim/site-api.ts';
 import { postgresCpu } from './support/postgres-cpu.ts';
+import { countSocketWrites } from './support/socket-writes.ts';
 import { benchDay, benchDayOptions } from './support/bench-day.ts';
 
 /**
  * A diagnostic for `bench:sim` that runs the day as the bench does (calls overlapping) and says where its wall time
  * went: Node's CPU and event-loop use, PostgreSQL's CPU (the backends serving the run's database, from /proc), and per REST
  * operation its calls, mean latency and statements (attributed through AsyncLocalStorage); then how many calls were
- * in flight over time (a lone decision is the serial part of the day).
+ * in flight over time (a lone decision is the serial part of the day), and the socket writes' time against Node's
+ * involuntary context switches (bench/support/socket-writes.ts).
  *
  *   node --import tsx bench/sim-profile.ts --hours 4 --jobs 1667
  */
@@ -105,6 +107,7 @@ const sample = () => void postgres?.micros().then((micros) => (postgresMicros = 
 const hours = Number(values.hours);
 const { plan, strategy } = benchDay(values);
 const sampler = setInterval(sample, 200);
+const sockets = countSocketWrites();
 const cpu = process.cpuUsage();
 const elu = performance.eventLoopUtilization();
 const started = performance.now();
@@ -113,11 +116,13 @@ const wallMs = performance.now() - started;
 clearInterval(sampler);
 const used = process.cpuUsage(cpu);
 const loop = performance.eventLoopUtilization(elu);
+const written = sockets.since();
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const result = sim.comparison.strategies[strategy]!;
 out(`${plan.drivers.length} drivers, ${plan.jobs.length} jobs, ${strategy}, ${hours} h; ${result.summary.completed} completed; wall ${(wallMs / 1000).toFixed(1)} s (run ${(sim.wallMs[strategy]! / 1000).toFixed(1)} s)`);
 out(`Node CPU ${((used.user + used.system) / 1e6).toFixed(1)} s (user ${(used.user / 1e6).toFixed(1)}, sys ${(used.system / 1e6).toFixed(1)}); event loop busy ${(loop.utilization * 100).toFixed(1)}%; PostgreSQL CPU (the run's database) ${(postgresMicros / 1e6).toFixed(1)} s`);
 out(`setup until the first call of the day ${((dayStartedMs - started) / 1000).toFixed(1)} s; the day's calls ${((lastAnswerMs - dayStartedMs) / 1000).toFixed(1)} s; after the last ${((started + wallMs - lastAnswerMs) / 1000).toFixed(1)} s; analyze ${(analyzeMs / 1000).toFixed(1)} s`);
+out(`socket writes ${written.writes}, ${(written.writeMs / 1000).toFixed(1)} s inside them (${((written.writeMs * 1000) / Math.max(1, written.writes)).toFixed(0)} µs each); Node's context switches: ${written.voluntarySwitches} voluntary, ${written.involuntarySwitches} involuntary`);
 out('operation | calls | mean latency ms | statements/call | alone s | total latency s');
 for (const [name, t] of [...tallies].sort((a, b) => b[1].latencyMs - a[1].latencyMs)) {
   out(`${name} | ${t.calls} | ${(t.latencyMs / t.calls).toFixed(2)} | ${(t.statements / t.calls).toFixed(2)} | ${(t.aloneMs / 1000).toFixed(1)} | ${(t.latencyMs / 1000).toFixed(1)}`);
