@@ -46,16 +46,12 @@ const OUTBOX_TYPES = 'id text, site_id text, event text, entity_type text, entit
 /**
  * The same text whatever the number of rows (so a session prepares it once): the rows travel as two JSON arrays,
  * expanded by `jsonb_to_recordset`, and the outbox rows are inserted in array order (`outbox.seq` follows it).
- * A JSON null becomes an SQL null. The statement queues its outbox rows in `outbox_pending` itself (marked
- * `queued_by_writer`, so migration 0031's trigger skips them): a row and its pending entry commit together.
+ * A JSON null becomes an SQL null.
  */
 const AUDIT_AND_OUTBOX_SQL = `with audit as (
-  insert into audit_record (${AUDIT_COLUMNS}, created_at) select ${AUDIT_COLUMNS}, ?::timestamptz from jsonb_to_recordset(?::jsonb) as r(${AUDIT_TYPES})),
-outbox_rows as (
-  insert into outbox (${OUTBOX_COLUMNS}, created_at, queued_by_writer)
-  select ${OUTBOX_COLUMNS}, ?::timestamptz, true from rows from (jsonb_to_recordset(?::jsonb) as (${OUTBOX_TYPES})) with ordinality as r order by r.ordinality
-  returning seq, site_id)
-insert into outbox_pending (seq, site_id) select seq, site_id from outbox_rows`;
+  insert into audit_record (${AUDIT_COLUMNS}, created_at) select ${AUDIT_COLUMNS}, ?::timestamptz from jsonb_to_recordset(?::jsonb) as r(${AUDIT_TYPES}))
+insert into outbox (${OUTBOX_COLUMNS}, created_at)
+select ${OUTBOX_COLUMNS}, ?::timestamptz from rows from (jsonb_to_recordset(?::jsonb) as (${OUTBOX_TYPES})) with ordinality as r order by r.ordinality`;
 
 /**
  * Writes audit records and outbox rows in one statement (a data-modifying CTE), outside the unit of work: the

@@ -4,9 +4,9 @@ import { siteFilter } from './columns.ts';
 /**
  * A domain event written in the same transaction as the change that caused it (the transactional outbox).
  * The table's `seq` column (an identity, not mapped here) orders rows by insertion. Rows are never updated: an insert
- * also queues the row's `seq` in `outbox_pending` (for rows written here a row trigger does, migration 0031; the
- * command path's statement queues its own), and the relay deletes those entries in the transaction that moves the
- * rows to the durable queue, so a crash after commit loses nothing and a crash before commit emits nothing.
+ * also queues the row's `seq` in `outbox_pending` (a trigger, migration 0022), and the relay deletes those entries in
+ * the transaction that moves the rows to the durable queue, so a crash after commit loses nothing and a crash before
+ * commit emits nothing.
  */
 export const OutboxMessageSchema = defineEntity({
   name: 'OutboxMessage',
