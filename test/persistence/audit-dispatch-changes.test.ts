@@ -1,26 +1,14 @@
-import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diff } from '../../persistence/audit.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from '../http/dispatch-fixtures.ts';
+import { useAuditStorage } from '../support/audit-storage.ts';
 import { useOneSite } from '../support/one-site.ts';
 
 type AuditRow = { id: string; entity_type: string; entity_id: string; action: string; changes: Record<string, unknown>; previous_data: Record<string, unknown> | null; new_data: Record<string, unknown> | null };
 type TeamOutcome = { selected_driver_id: string; dispatch: { id: string; route_id: string } };
 
 const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
-let db: Client;
-
-beforeAll(async () => {
-  db = new Client({ connectionString: site.server.databaseUrl });
-  await db.connect();
-});
-afterAll(() => db.end());
-
-/** `value` as a `jsonb` column gives it back (its keys in `jsonb`'s order): what a stored diff answered. */
-async function asStoredJsonb(value: unknown): Promise<string> {
-  const { rows } = await db.query<{ json: string }>('select $1::jsonb::text as json', [JSON.stringify(value)]);
-  return JSON.stringify(JSON.parse(rows[0]!.json));
-}
+const storage = useAuditStorage(site);
 
 describe("a dispatch's and its route's audit records (stored without their diff)", () => {
   it('answer the diff of their before and after, as a stored diff read back, and store none', async () => {
@@ -52,16 +40,10 @@ describe("a dispatch's and its route's audit records (stored without their diff)
     for (const record of records) {
       expect(Object.keys(record.changes).length).toBeGreaterThan(0);
       // The same text as the diff written whole to the `jsonb` column answered, key order included.
-      expect(JSON.stringify(record.changes)).toBe(await asStoredJsonb(diff(record.previous_data, record.new_data)));
+      expect(JSON.stringify(record.changes)).toBe(await storage.asStoredJsonb(diff(record.previous_data, record.new_data)));
     }
-    await db.query('begin');
-    try {
-      await db.query(`select set_config('app.site_id', $1, true)`, [acme.site.id]);
-      const stored = await db.query<{ changes: unknown }>('select changes from audit_record where id = any($1)', [records.map((r) => r.id)]);
-      expect(stored.rows).toHaveLength(records.length);
-      expect(stored.rows.every((row) => row.changes === null)).toBe(true);
-    } finally {
-      await db.query('rollback');
-    }
+    const stored = await storage.storedChanges(acme.site.id, 'id = any($1)', [records.map((r) => r.id)]);
+    expect(stored).toHaveLength(records.length);
+    expect(stored.every((changes) => changes === null)).toBe(true);
   });
 });

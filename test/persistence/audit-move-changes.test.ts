@@ -1,25 +1,13 @@
-import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { diff } from '../../persistence/audit.ts';
+import { useAuditStorage } from '../support/audit-storage.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { useOneSite } from '../support/one-site.ts';
 
 type AuditRow = { entity_type: string; entity_id: string; action: string; changes: Record<string, unknown>; previous_data: Record<string, unknown> | null; new_data: Record<string, unknown> | null };
 
 const site = useOneSite();
-let db: Client;
-
-beforeAll(async () => {
-  db = new Client({ connectionString: site.server.databaseUrl });
-  await db.connect();
-});
-afterAll(() => db.end());
-
-/** `value` as a `jsonb` column gives it back (its keys in `jsonb`'s order): what a stored diff answered. */
-async function asStoredJsonb(value: unknown): Promise<string> {
-  const { rows } = await db.query<{ json: string }>('select $1::jsonb::text as json', [JSON.stringify(value)]);
-  return JSON.stringify(JSON.parse(rows[0]!.json));
-}
+const storage = useAuditStorage(site);
 
 describe("a move's audit records (stored without their diff)", () => {
   it('answer the diff of their before and after, as a stored diff read back, and store none', async () => {
@@ -40,15 +28,8 @@ describe("a move's audit records (stored without their diff)", () => {
       expect(move.changes.phase).toEqual({ from: move.previous_data?.phase, to: 'cancelled' });
       expect(Object.keys(move.changes)).toHaveLength(6);
       // The same text as the diff written whole to the `jsonb` column answered, key order included.
-      expect(JSON.stringify(move.changes)).toBe(await asStoredJsonb(diff(move.previous_data, move.new_data)));
+      expect(JSON.stringify(move.changes)).toBe(await storage.asStoredJsonb(diff(move.previous_data, move.new_data)));
     }
-    await db.query('begin');
-    try {
-      await db.query(`select set_config('app.site_id', $1, true)`, [acme.site.id]);
-      const stored = await db.query<{ changes: unknown }>(`select changes from audit_record where action = 'state_change' and entity_id = any($1)`, [ids]);
-      expect(stored.rows.map((row) => row.changes)).toEqual([null, null, null]);
-    } finally {
-      await db.query('rollback');
-    }
+    expect(await storage.storedChanges(acme.site.id, `action = 'state_change' and entity_id = any($1)`, [ids])).toEqual([null, null, null]);
   });
 });
