@@ -28,7 +28,7 @@ import { RouteDriverDay0027 } from './0027-route-driver-day.ts';
 import { DropCustomFieldIndexes0028 } from './0028-drop-custom-field-indexes.ts';
 import { OutboxSeqKey0029 } from './0029-outbox-seq-key.ts';
 import { DropOutboxEntityIndex0030 } from './0030-drop-outbox-entity-index.ts';
-import { DriverProfileFleetVersion0037 } from './0037-driver-profile-fleet-version.ts';
+import { DriverProfileFleetVersion0031 } from './0031-driver-profile-fleet-version.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -61,5 +61,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0028-drop-custom-field-indexes', class: DropCustomFieldIndexes0028 },
   { name: '0029-outbox-seq-key', class: OutboxSeqKey0029 },
   { name: '0030-drop-outbox-entity-index', class: DropOutboxEntityIndex0030 },
-  { name: '0037-driver-profile-fleet-version', class: DriverProfileFleetVersion0037 },
+  { name: '0031-driver-profile-fleet-version', class: DriverProfileFleetVersion0031 },
 ];

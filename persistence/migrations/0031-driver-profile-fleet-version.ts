@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * driver's slow facts for nothing. Now the `user_profile` triggers fire for rows that are, or were, a driver's, and a
  * user's name or email change bumps only the sites where that user drives.
  */
-export class DriverProfileFleetVersion0037 extends Migration {
+export class DriverProfileFleetVersion0031 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
 drop trigger user_profile_fleet_version on user_profile;
