@@ -10,7 +10,7 @@ import { openQueueHarness, type QueueHarness } from '../support/queue-harness.ts
  * Every way of writing an outbox row queues it for the relay exactly once (migration 0022's statement trigger): the
  * command path's audit + outbox statement, the ORM's `appendOutbox`, plain SQL, alone or mixed in one transaction.
  * A row with no entry would never be relayed; one with two would be sent twice. Any change to who writes the
- * pending entries (branch eng-pending-by-writer tried the command path writing its own) must keep this green.
+ * pending entries (the eleventh round tried the command path writing its own: README → Engine) must keep this green.
  */
 let harness: QueueHarness;
 let siteId: string;
