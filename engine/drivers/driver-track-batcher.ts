@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
 import { applyLocations, fixTimeProblem, type AppliedLocations, type LocationPing, type LocationVerdict } from './driver-location.ts';
+import { answerInSlices, failAll, type Answer, type VerdictsCallback } from './driver-track-answers.ts';
 import { TrackMemory, type TrackThrottle } from './driver-track.ts';
 import type { TimedFix } from './driver-track-sql.ts';
 import { createAppliedFeed, type AppliedListener } from './driver-track-feed.ts';
@@ -10,11 +11,6 @@ import { createPositionLogPruner } from './position-log-pruner.ts';
 
 export type { AppliedListener } from './driver-track-feed.ts';
 
-/** Called once with a call's verdicts (one per fix, in order), or with the error that refused or failed them. */
-export type VerdictsCallback = (error: unknown, verdicts: LocationVerdict[]) => void;
-
-/** One call's answer: settled once every one of its fixes has its verdict. */
-type Answer = { verdicts: LocationVerdict[]; left: number; done: VerdictsCallback };
 type Waiting = TimedFix & { arrivedAt: number; answer: Answer; index: number };
 /** A site's fixes waiting for a batch, and the drivers that have a batch in flight (their next fixes wait for it). */
 type SiteQueue = { siteId: string; waiting: Waiting[]; busy: Set<string> };
@@ -61,12 +57,6 @@ const MAX_BATCH = 250;
  * load, the fixes that arrive during one commit go out in the next statement without waiting for the first.
  */
 const MAX_IN_FLIGHT = 4;
-/**
- * Fixes answered per turn of the event loop. Each answer is an acknowledgement written to its socket (a frame and a
- * system call, 15–30 µs): a batch's answers go out in slices with the loop's I/O between them, so arriving fixes and
- * the next statements are not held behind a whole batch's acknowledgements.
- */
-const ANSWER_SLICE = 50;
 
 export function createLocationTracker(options: { orm: MikroORM; logger: Logger; clock: Clock; throttle: TrackThrottle }): LocationTracker {
   const sites = new Map<string, SiteQueue>();
@@ -204,45 +194,4 @@ export function createLocationTracker(options: { orm: MikroORM; logger: Logger; 
       feed.close();
     },
   };
-}
-
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/**
- * Settles each fix's answer with its verdict, {@link ANSWER_SLICE} fixes per turn of the event loop. A callback that
- * throws is logged and the others are still answered.
- */
-async function answerInSlices(batch: Waiting[], verdicts: LocationVerdict[], logger: Logger): Promise<void> {
-  for (let start = 0; start < batch.length; start += ANSWER_SLICE) {
-    if (start > 0) await nextTurn();
-    const end = Math.min(batch.length, start + ANSWER_SLICE);
-    for (let i = start; i < end; i += 1) {
-      const { answer, index } = batch[i]!;
-      answer.verdicts[index] = verdicts[i]!;
-      answer.left -= 1;
-      if (answer.left !== 0) continue;
-      try {
-        answer.done(null, answer.verdicts);
-      } catch (error) {
-        logger.error({ err: error }, 'answering a location event failed');
-      }
-    }
-  }
-}
-
-/**
- * A failed statement fails every call it carried a fix of, once each (a call split across statements may have had
- * fixes committed by another: a retry gets those back as `duplicate` or `stale`, nothing applied twice). A callback that throws is logged and
- * the others are still failed, as in {@link answerInSlices}.
- */
-function failAll(batch: Waiting[], error: unknown, logger: Logger): void {
-  for (const { answer } of batch) {
-    if (answer.left === -1) continue;
-    answer.left = -1;
-    try {
-      answer.done(error, []);
-    } catch (thrown) {
-      logger.error({ err: thrown }, 'answering a location event failed');
-    }
-  }
 }
