@@ -23,22 +23,18 @@
  *
  * Run: `npm run bench:http` (about 90 s; `BENCH_QUICK=1 BENCH_SECONDS=4` for a ~25 s loop of raw, h3 and `/auth/me`). Progress goes to stderr, the table to stdout, JSON to bench/results/.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
-import { Session } from 'node:inspector/promises';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { H3 } from 'h3';
-import { toNodeHandler } from 'h3/node';
 import pino from 'pino';
 import { loadConfig } from '../app/config.ts';
 import { startServer } from '../app/server.ts';
 import { createServices } from '../app/services.ts';
 import { prepareRun } from './support/bench-services.ts';
 import { createBenchDatabase } from './support/bench-database.ts';
+import { startCpuProfile } from './support/cpu-profile.ts';
+import { gitCommit, machineLine } from './support/environment.ts';
+import { requestCounter, startBareH3Server, startRawServer } from './support/hello-servers.ts';
 import { LoadGenerator, type LoadSettings, type Measurement, type Target } from './support/load.ts';
 import { probe } from './support/probe.ts';
 import { formatTable, writeResults, type Row } from './support/report.ts';
@@ -54,50 +50,9 @@ const RESULTS_FILE = fileURLToPath(new URL('./results/http.json', import.meta.ur
 
 const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
-/** The baseline: the least a node:http server can do per request, with a JSON body like the API's. */
-function startRawServer(): Promise<Listening> {
-  const body = JSON.stringify({ hello: 'world' });
-  return listen((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
-  });
-}
-
-/**
- * The framework's own ceiling: a bare h3 app with one hello route, mounted as the API is (`toNodeHandler`). No
- * API code can beat it, so its ratio to raw shows how much of the gap is h3 + srvx rather than ours.
- */
-function startBareH3Server(): Promise<Listening> {
-  const app = new H3().get('/', () => ({ hello: 'world' }));
-  return listen(toNodeHandler(app) as RequestListener);
-}
-
-type Listening = { server: Server; port: number; close(): Promise<void> };
-
 type CpuMeasurement = Measurement & { cpuMicrosPerRequest: number };
 
 const isApi = (m: Measurement) => m.path.startsWith('/api/');
-
-/** Counts the requests a server receives, for CPU time per request. */
-function requestCounter(server: Server): () => number {
-  let served = 0;
-  server.on('request', () => (served += 1));
-  return () => served;
-}
-
-async function listen(handler: RequestListener): Promise<Listening> {
-  const server: Server = createServer(handler);
-  server.keepAliveTimeout = 65_000; // as app/server.ts, so neither server closes autocannon's connections
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
-}
 
 /**
  * With BENCH_CPU_PROFILE=<file.cpuprofile>, `work` runs under the V8 CPU profiler (open the file in Chrome DevTools
@@ -105,18 +60,12 @@ async function listen(handler: RequestListener): Promise<Listening> {
  */
 async function profiled<T>(work: () => Promise<T>): Promise<T> {
   const file = process.env.BENCH_CPU_PROFILE;
-  if (!file) return work();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
+  const profiler = await startCpuProfile(file);
   try {
     return await work();
   } finally {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-    progress(`wrote CPU profile ${file}`);
+    await profiler.stop();
+    if (file) progress(`wrote CPU profile ${file}`);
   }
 }
 
@@ -127,16 +76,6 @@ function formatCpuTable(rows: (Measurement & CpuMeasurement & { cpuRatioToRaw: n
     `${row.target.padEnd(width)}  ${row.cpuMicrosPerRequest.toFixed(1).padStart(10)}  ${`${row.cpuRatioToRaw.toFixed(row.cpuRatioToRaw < 0.1 ? 3 : 2)}×`.padStart(12)}`,
   );
   return [`${'target'.padEnd(width)}  ${'CPU µs/req'.padStart(10)}  ${'CPU ratio'.padStart(12)}`, ...lines].join('\n');
-}
-
-function gitCommit(): string | null {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { encoding: 'utf8' }).trim() !== '';
-    return dirty ? `${head}+dirty` : head;
-  } catch {
-    return null;
-  }
 }
 
 async function main(): Promise<void> {
@@ -240,8 +179,7 @@ async function main(): Promise<void> {
     }));
     const loadAverage = { before: loadBefore, after: os.loadavg()[0]! };
     const setup = [
-      `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), commit ${gitCommit() ?? 'unknown'}, ` +
-        `load average ${loadAverage.before.toFixed(2)} before / ${loadAverage.after.toFixed(2)} after`,
+      machineLine(loadBefore),
       `autocannon in a child process: ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}, ` +
         `${SETTINGS.warmupSeconds} s warm-up discarded, ${SETTINGS.durationSeconds} s measured per target`,
       'raw, bare h3 and API servers in this process, measured one after the other; ratios against the mean of both raw runs; all responses checked 2xx',
