@@ -30,6 +30,9 @@ function rememberCurrent(siteId: string, ids: [string, string]): void {
   currentWorkflowIds.set(siteId, ids);
 }
 
+/** A current workflow row as read: whole, or only its id when this process already holds that version (else undefined). */
+const versionOf = (found: Record<string, unknown>) => ('states' in found ? workflowFromJson(found) : rememberedWorkflow(String(found.id)));
+
 type FieldRow = { entity_type: string; key: string; data_type: CustomFieldDataType; is_required: boolean; is_active: boolean; options: CustomFieldOption[] };
 type CustomerRow = { id: string; is_service_account: boolean; is_active: boolean; profile_active: boolean | null };
 type ContextRow = {
@@ -73,11 +76,10 @@ export async function readJobCreateContext(em: EntityManager, siteId: string, cu
     if (!found) throw DomainError.notFound('Workflow', entityType);
     return found;
   };
-  // Only the id when this process already holds that version (read by the ORM should it not: never expected).
-  const version = (found: Record<string, unknown>) => ('states' in found ? workflowFromJson(found) : rememberedWorkflow(String(found.id)));
   const [jobRow, stopRow] = [current('job'), current('stop')];
-  const jobWorkflow = version(jobRow) ?? (await workflowById(em, String(jobRow.id)));
-  const stopWorkflow = version(stopRow) ?? (await workflowById(em, String(stopRow.id)));
+  // Read by the ORM should this process not hold it after all (never expected).
+  const jobWorkflow = versionOf(jobRow) ?? (await workflowById(em, String(jobRow.id)));
+  const stopWorkflow = versionOf(stopRow) ?? (await workflowById(em, String(stopRow.id)));
   rememberCurrent(siteId, [jobWorkflow.id, stopWorkflow.id]);
   const rules = (entityType: string) =>
     fields.filter((f) => f.entity_type === entityType).map((f) => ({ key: f.key, dataType: f.data_type, isRequired: f.is_required, isActive: f.is_active, options: f.options }));
