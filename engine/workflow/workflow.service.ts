@@ -43,6 +43,11 @@ export async function currentWorkflow(em: EntityManager, entityType: EntityType)
   return remember(toWorkflow(row));
 }
 
+/** The workflow version with this id when this process already read or wrote it, without a query. */
+export function rememberedWorkflow(id: string): Workflow | undefined {
+  return byIdCache.get(id);
+}
+
 /** A workflow version by id (an entity keeps the version it started with). */
 export async function workflowById(em: EntityManager, id: string): Promise<Workflow> {
   const cached = byIdCache.get(id);

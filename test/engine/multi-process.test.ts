@@ -71,4 +71,20 @@ describe('two server processes on one database', () => {
     expect(deactivated.status).toBe(200);
     await expect.poll(async () => (await other.get('/api/auth/me')).body.code, { timeout: 2_000 }).toBe('SITE_INACTIVE');
   });
+
+  it('a job created through one process starts in the workflow another process just made current', async () => {
+    type WorkflowBody = { data: { id: string; version: number; states: { id: string; key: string; name: string }[]; transitions: unknown[] } };
+    const other = processes[1]!.client('acme').as({ apiKey: acme.keys.dispatcher });
+    // The other process creates a job first, so it holds the current versions (job creation reads only their ids then).
+    const before = await createJob(other);
+    const current = (await acme.as.admin.get<WorkflowBody>('/api/workflow?entity_type=job')).body.data;
+    expect(before.workflow_state_id).toBe(current.states.find((s) => s.key === 'created')!.id);
+    const states = current.states.map(({ id: _id, ...state }) => (state.key === 'created' ? { ...state, name: 'Received' } : state));
+    const replaced = await acme.as.admin.put<WorkflowBody>('/api/workflow', { entity_type: 'job', states, transitions: current.transitions });
+    expect(replaced.body.data.version).toBe(current.version + 1);
+    const fresh = await createJob(other);
+    const created = replaced.body.data.states.find((s) => s.key === 'created')!;
+    expect(created.id).not.toBe(before.workflow_state_id);
+    expect(fresh).toMatchObject({ workflow_state_id: created.id, workflow_state: { key: 'created', name: 'Received' } });
+  });
 });
