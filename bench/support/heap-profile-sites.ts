@@ -31,6 +31,7 @@ const visit = (node: ProfileNode): void => {
 };
 visit(head);
 
+const out = (line: string) => process.stdout.write(`${line}\n`);
 const kb = (bytes: number) => (bytes / 1024 / dispatches).toFixed(1).padStart(7);
-console.log(`${kb(total)} KB per dispatch in all (${dispatches} dispatches)`);
-for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${kb(bytes)}  ${site}`);
+out(`${kb(total)} KB per dispatch in all (${dispatches} dispatches)`);
+for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, top)) out(`${kb(bytes)}  ${site}`);
