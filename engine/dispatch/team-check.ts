@@ -2,7 +2,7 @@ import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
 
-/** The SQLSTATE `dispatch_team_holds` raises (migration 0034): the team is not an active team of the site. */
+/** The SQLSTATE `dispatch_team_holds` raises (migration 0033): the team is not an active team of the site. */
 const TEAM_NOT_FOUND = 'DT404';
 
 /**

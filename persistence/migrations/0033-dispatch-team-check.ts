@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * security hides those too), which fails the transaction before anything is written; the engine answers 404.
  * Returns true otherwise.
  */
-export class DispatchTeamCheck0034 extends Migration {
+export class DispatchTeamCheck0033 extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
 create function dispatch_team_holds(wanted_team text, wanted_site text) returns boolean language plpgsql as $$
