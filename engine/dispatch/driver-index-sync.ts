@@ -52,9 +52,18 @@ const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = 
 
 const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
 
+/**
+ * The changed jobs' site condition names the "C" collation, which only `job_change_xid_idx` has (migration 0032): a
+ * generic plan made while `job` was tiny costs every `(site_id, ...)` index at one row, and took one that then
+ * filtered every job of the site. The full read (custom plan, open jobs) keeps the default collation for
+ * `job_open_driver_idx`.
+ */
+const CHANGED_JOB_SITE = 'j.site_id collate "C" = s.id';
+
 /** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (with `job`). */
 function headSql(changes: boolean, job: boolean): string {
   const stateFilter = changes ? ` and d.user_id in (${CHANGED_DRIVERS})` : '';
+  const jobSite = changes ? CHANGED_JOB_SITE : 'j.site_id = s.id';
   const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
   const lost = changes ? 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin($1::pg_snapshot))' : 'false';
   let next = 0;
@@ -66,14 +75,14 @@ function headSql(changes: boolean, job: boolean): string {
           from driver_state d where d.site_id = s.id${stateFilter}) as states,
        ${lost} as positions_lost,
        (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
-          from job j where j.site_id = s.id${jobFilter}) as jobs${job ? `,
+          from job j where ${jobSite}${jobFilter}) as jobs${job ? `,
        (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
-/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
-const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
-const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v4', sql: headSql(true, true) };
+/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job); exported for their plan test. */
+export const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
+export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
