@@ -30,6 +30,7 @@ import { OutboxSeqKey0029 } from './0029-outbox-seq-key.ts';
 import { DropOutboxEntityIndex0030 } from './0030-drop-outbox-entity-index.ts';
 import { DriverProfileFleetVersion0031 } from './0031-driver-profile-fleet-version.ts';
 import { ChangeXidCollation0032 } from './0032-change-xid-collation.ts';
+import { DispatchTeamCheck0034 } from './0034-dispatch-team-check.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -64,4 +65,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0030-drop-outbox-entity-index', class: DropOutboxEntityIndex0030 },
   { name: '0031-driver-profile-fleet-version', class: DriverProfileFleetVersion0031 },
   { name: '0032-change-xid-collation', class: ChangeXidCollation0032 },
+  { name: '0034-dispatch-team-check', class: DispatchTeamCheck0034 },
 ];

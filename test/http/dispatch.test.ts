@@ -187,6 +187,25 @@ describe('team dispatch and the decision explanation', () => {
     expect(refused.body.details?.decision?.exclusions[0]?.reason).toBe('not_available');
     expect((await acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: 'team_nope' })).status).toBe(404);
   });
+
+  it("answers 404 naming team_id for a missing, inactive or another site's team, now or scheduled, and dispatches nothing", async () => {
+    const inactive = await createTeam(acme, 'Disbanded team');
+    await createDriver(server, acme, { name: 'Idle Ida', at: near(1), vehicleId: vehicle, teamIds: [inactive] });
+    expect((await acme.as.admin.put('/api/team', { id: inactive, is_active: false })).status).toBe(200);
+    const foreign = await createTeam(globex, 'Globex team');
+    const job = await jobAt(acme.as.dispatcher, PARIS);
+    const later = new Date(server.clock.now().getTime() + 3600_000).toISOString();
+    for (const team_id of ['team_nope', inactive, foreign]) {
+      for (const extra of [{}, { start_at: later }]) {
+        const refused = await acme.as.dispatcher.post<Failure>('/api/dispatch/team/job', { job_id: job.id, team_id, ...extra });
+        expect(refused.status).toBe(404);
+        expect(refused.body.code).toBe('NOT_FOUND');
+        expect(refused.body.fields?.[0]?.field).toBe('team_id');
+      }
+    }
+    expect((await acme.as.admin.get<One<{ phase: string; driver_user_id: string | null }>>(`/api/job/${job.id}`)).body.data).toMatchObject({ phase: 'unassigned', driver_user_id: null });
+    expect((await acme.as.dispatcher.get<{ data: Dispatch[] }>(`/api/dispatch/search?job_id=${job.id}`)).body.data).toEqual([]);
+  });
 });
 
 describe('GET /dispatch/available-drivers', () => {
