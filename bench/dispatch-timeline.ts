@@ -32,7 +32,7 @@ const EXPLAINED = 2;
 const progress = (line: string) => process.stderr.write(`[bench:dispatch-timeline] ${line}\n`);
 const f = (n: number) => n.toFixed(2);
 
-/** A round trip's kind: its first statement after the session settings (`execute dispatch_site_head_job_v4`, `commit`, ...). */
+/** A round trip's kind: its first statement after the session settings (`execute dispatch_site_head_job_v5`, `commit`, ...). */
 function kind(trip: RoundTrip): string {
   const parts = trip.statement.split(/;\s*/).map((p) => p.trim()).filter((p) => p && !p.startsWith('select set_config') && p !== 'begin');
   return (parts[0] ?? trip.statement).replace(/^(execute \w+|select pg_advisory_xact_lock|commit|prepare \w+|\w+ \w+ \S+).*/i, '$1');

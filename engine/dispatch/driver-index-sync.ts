@@ -45,16 +45,34 @@ const changedSince = (alias: string) =>
 
 /**
  * The drivers changed since the snapshot `$1`: actors stamped with a newer `change_xid`, and drivers named by a newer
- * position log row (migration 0020).
+ * position log row (migration 0020). The actors' site condition names the "C" collation of `driver_state_change_xid_idx`
+ * (migration 0032), as the changed jobs' does.
  */
-const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id = s.id and ${changedSince('c')}
+const CHANGED_DRIVERS = `select c.user_id from driver_state c where c.site_id collate "C" = s.id and ${changedSince('c')}
   union select unnest(p.user_ids) from driver_position_change p where p.site_id = s.id and ${changedSince('p')}`;
+
+/**
+ * The changed drivers' actors, each looked up by its key. The `limit` keeps the lateral subquery from being pulled up
+ * into a join the planner may turn around: as a filter on the site's actors (`d.user_id in (...)`), a generic plan
+ * made while `driver_state` was tiny read every actor of the site on each dispatch.
+ */
+const CHANGED_STATES = `(${CHANGED_DRIVERS}) changed
+  cross join lateral (select d.user_id, d.availability, d.last_lat, d.last_lng from driver_state d
+    where d.site_id = s.id and d.user_id = changed.user_id limit 1) d`;
 
 const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is null";
 
+/**
+ * The changed jobs' site condition names the "C" collation, which only `job_change_xid_idx` has (migration 0032): a
+ * generic plan made while `job` was tiny costs every `(site_id, ...)` index at one row, and took one that then
+ * filtered every job of the site. The full read (a custom plan, open jobs) keeps the default for `job_open_driver_idx`.
+ */
+const CHANGED_JOB_SITE = 'j.site_id collate "C" = s.id';
+
 /** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (with `job`). */
 function headSql(changes: boolean, job: boolean): string {
-  const stateFilter = changes ? ` and d.user_id in (${CHANGED_DRIVERS})` : '';
+  const states = changes ? CHANGED_STATES : 'driver_state d where d.site_id = s.id';
+  const jobSite = changes ? CHANGED_JOB_SITE : 'j.site_id = s.id';
   const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
   const lost = changes ? 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin($1::pg_snapshot))' : 'false';
   let next = 0;
@@ -63,17 +81,17 @@ function headSql(changes: boolean, job: boolean): string {
        pg_current_xact_id_if_assigned()::text as own_xid,
        (select w.id from workflow w where w.site_id = s.id and w.entity_type = 'route' and w.is_current) as route_workflow_id,
        (select coalesce(json_agg(json_build_array(d.user_id, d.availability, d.last_lat, d.last_lng)), '[]'::json)
-          from driver_state d where d.site_id = s.id${stateFilter}) as states,
+          from ${states}) as states,
        ${lost} as positions_lost,
        (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
-          from job j where j.site_id = s.id${jobFilter}) as jobs${job ? `,
+          from job j where ${jobSite}${jobFilter}) as jobs${job ? `,
        (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
-/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job). */
-const CHANGES_HEAD = { name: 'dispatch_site_head_v2', sql: headSql(true, false) };
-const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v4', sql: headSql(true, true) };
+/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job); exported for their plan test. */
+export const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
+export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;

@@ -29,6 +29,7 @@ import { DropCustomFieldIndexes0028 } from './0028-drop-custom-field-indexes.ts'
 import { OutboxSeqKey0029 } from './0029-outbox-seq-key.ts';
 import { DropOutboxEntityIndex0030 } from './0030-drop-outbox-entity-index.ts';
 import { DriverProfileFleetVersion0031 } from './0031-driver-profile-fleet-version.ts';
+import { ChangeXidCollation0032 } from './0032-change-xid-collation.ts';
 import { DispatchTeamCheck0033 } from './0033-dispatch-team-check.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
@@ -63,5 +64,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0029-outbox-seq-key', class: OutboxSeqKey0029 },
   { name: '0030-drop-outbox-entity-index', class: DropOutboxEntityIndex0030 },
   { name: '0031-driver-profile-fleet-version', class: DriverProfileFleetVersion0031 },
+  { name: '0032-change-xid-collation', class: ChangeXidCollation0032 },
   { name: '0033-dispatch-team-check', class: DispatchTeamCheck0033 },
 ];
