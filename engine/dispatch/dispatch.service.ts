@@ -13,8 +13,8 @@ import { toDispatchData, type DispatchData, type DispatchPlan } from './dispatch
 import { getDispatchSettings } from './dispatch-settings.ts';
 import type { DispatchMethod, SelectionStrategy, Strategy } from './dispatch-types.ts';
 import { scheduleDispatch } from './scheduled-dispatch.ts';
-import { answerMissingTeam, checkTeamWithNext } from './team-check.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
+import { answerMissingTeam, checkTeamWithNext } from './team-check.ts';
 
 export type AssignRequest = {
   job_id: string;
@@ -78,7 +78,7 @@ export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, re
 export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, request: TeamJobRequest): Promise<DispatchOutcome & { selected_driver_id: string | null; selected_driver_name: string | null; selection_strategy: SelectionStrategy }> {
   const strategy = request.selection_strategy ?? 'eta';
   return deps.engine.command(ctx, `job:${request.job_id}`, async (scope) => {
-    // The team's check rides with the head read (or the scheduled dispatch's write): one round trip fewer.
+    // The team's check travels with the next statement (the head read, or the scheduled dispatch's write), not in a round trip of its own.
     await checkTeamWithNext(scope, request.team_id);
     const plan: DispatchPlan = { driver_id: null, vehicle_id: request.vehicle_id ?? null, route_id: request.route_id ?? null, strategy, require_confirmation: request.require_confirmation ?? false };
     const later = futureInstant(scope, request.start_at);
