@@ -89,8 +89,8 @@ function headSql(changes: boolean, job: boolean): string {
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
-/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job); exported for their plan test. */
-export const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
+/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job); the one with a job is exported for its plan test. */
+const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
 export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
 
 type HeadRow = {
