@@ -6,9 +6,12 @@ import { applyTransition, type Applied, type CommandActor, type CommandScope, ty
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
-import { inCommandTransaction, StalePlanError } from './runtime/command-transaction.ts';
+import { AnswerAtCommit, type WorkflowLookup } from './runtime/answer-at-commit.ts';
+import { inCommandTransaction, StalePlanError, type CommitRead } from './runtime/command-transaction.ts';
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
+import { rememberedWorkflow, workflowById } from './workflow/workflow.service.ts';
+import { inTenantScope } from '../persistence/tenant-scope.ts';
 
 export type EngineDeps = {
   orm: MikroORM;
@@ -32,9 +35,10 @@ export type Engine = {
   transition(ctx: CommandContext, kind: EntityKind, id: string, request: TransitionRequest, notes?: { cancellationNotes?: string }): Promise<Applied>;
   /**
    * Runs other work that writes actors (create, edit, bulk) in the command discipline: the entity's mailbox, one
-   * transaction, cached actors refreshed after commit.
+   * transaction, cached actors refreshed after commit. Work that answers with a read of what it wrote returns an
+   * {@link AnswerAtCommit}: the read goes out with the COMMIT, and the command answers with what it builds from it.
    */
-  command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T>): Promise<T>;
+  command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T | AnswerAtCommit<T>>): Promise<T>;
   /** Called after every commit that wrote outbox rows (the relay's kick). */
   onCommit(listener: () => void): void;
   readonly registry: ActorRegistry;
@@ -52,6 +56,15 @@ export type Engine = {
 const raced = (error: unknown) =>
   error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException || error instanceof DeadlockException;
 const conflict = () => DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
+
+/**
+ * Workflows for an answer built after its command committed (`AnswerAtCommit`): the versions the command used are
+ * remembered; any other is read in a tenant scope of its own, the command's transaction having ended.
+ */
+const workflowsAfterCommit =
+  (orm: MikroORM, siteId: string): WorkflowLookup =>
+  async (id) =>
+    rememberedWorkflow(id) ?? inTenantScope(orm, { siteId }, (em) => workflowById(em, id));
 
 export function createEngine(deps: EngineDeps): Engine {
   const registry = new ActorRegistry({ maxActors: deps.maxActors ?? 100_000, idleMs: deps.idleMs ?? 10 * 60_000 });
@@ -104,25 +117,27 @@ export function createEngine(deps: EngineDeps): Engine {
     });
   }
 
-  async function command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T>): Promise<T> {
+  async function command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T | AnswerAtCommit<T>>): Promise<T> {
     return mailbox.run(key, async () => {
       // A plan made from memory that no longer held costs one run on reads, not one of the command's attempts.
       let staleRetry = true;
       for (let attempt = 1; ; attempt += 1) {
         const touched: CommandScope['touched'] = new Map();
         const committed: (() => void)[] = [];
+        let read: CommitRead | null = null;
         try {
           const result = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
             const planAhead = { afterCommit: (callback: () => void) => committed.push(callback) };
             const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] }, planAhead };
             const value = await work(scope);
+            read = value instanceof AnswerAtCommit ? { sql: value.sql, params: value.params } : null;
             // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).
-            return { value, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events) };
+            return { value, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events), read };
           });
           remember(ctx.siteId, touched);
           for (const callback of committed) callback();
           notifyCommitted();
-          return result;
+          return result instanceof AnswerAtCommit ? await result.build(read!.rows!, workflowsAfterCommit(deps.orm, ctx.siteId)) : result;
         } catch (error) {
           if (!raced(error)) throw error;
           for (const id of touched.keys()) registry.drop(ctx.siteId, id);

@@ -2,9 +2,10 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
-import { readJobDetailAndRoute } from '../jobs/job-detail-row.ts';
+import { jobDetailAndRouteFromRows, jobDetailAndRouteRead } from '../jobs/job-detail-row.ts';
 import type { JobData } from '../jobs/job-view.ts';
 import { findRoute } from '../routes/route-records.ts';
+import { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
 import { routeFromRow, toRouteData, type RouteData, type RouteRecord } from '../routes/route-view.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
@@ -38,6 +39,9 @@ export type TeamJobRequest = {
 
 /** What a dispatch call answers: the record (with its decision), and the job and route as they now are. */
 export type DispatchOutcome = { dispatch: DispatchData; job: JobData | null; route: RouteData | null; scheduled: boolean };
+
+/** What a team dispatch answers: the outcome, and the driver picked by which strategy (none yet when scheduled). */
+type TeamOutcome = DispatchOutcome & { selected_driver_id: string | null; selected_driver_name: string | null; selection_strategy: SelectionStrategy };
 
 const STRATEGY_METHODS: ReadonlySet<string> = new Set(['round-robin', 'priority', 'load-balanced', 'zone-based', 'auto']);
 
@@ -75,9 +79,9 @@ export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, re
  * POST /dispatch/team/job: a driver of the team picked by `selection_strategy` (eta by default).
  * @throws DomainError 404 team_id, 422 NO_ELIGIBLE_DRIVER, and those of `dispatchByStrategy`
  */
-export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, request: TeamJobRequest): Promise<DispatchOutcome & { selected_driver_id: string | null; selected_driver_name: string | null; selection_strategy: SelectionStrategy }> {
+export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, request: TeamJobRequest): Promise<TeamOutcome> {
   const strategy = request.selection_strategy ?? 'eta';
-  return deps.engine.command(ctx, `job:${request.job_id}`, async (scope) => {
+  return deps.engine.command<TeamOutcome>(ctx, `job:${request.job_id}`, async (scope) => {
     // The team's check travels with the next statement (the head read, or the scheduled dispatch's write), not in a round trip of its own.
     await checkTeamWithNext(scope, request.team_id);
     const plan: DispatchPlan = { driver_id: null, vehicle_id: request.vehicle_id ?? null, route_id: request.route_id ?? null, strategy, require_confirmation: request.require_confirmation ?? false };
@@ -95,19 +99,23 @@ export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, re
       vehicleId: plan.vehicle_id,
       requireConfirmation: plan.require_confirmation,
     });
-    return { ...(await outcome(scope, assigned)), selected_driver_id: assigned.driver.userId, selected_driver_name: assigned.driver.name, selection_strategy: strategy };
+    return outcome(scope, assigned).map((answer) => ({ ...answer, selected_driver_id: assigned.driver.userId, selected_driver_name: assigned.driver.name, selection_strategy: strategy }));
   }).catch((error: unknown) => {
     throw answerMissingTeam(error, request.team_id);
   });
 }
 
 /**
- * The job and route as the dispatch left them, read in the command's transaction in one statement: the job with its
- * stops and their addresses, without entity hydration (three ORM queries before), and the route's row.
+ * The job and route as the dispatch left them, read in one statement that goes out with the command's COMMIT (no
+ * round trip of its own): the job with its stops and their addresses, without entity hydration, and the route's row.
  */
-export async function outcome(scope: CommandScope, assigned: Assigned): Promise<DispatchOutcome> {
-  const { job, route } = await readJobDetailAndRoute(scope.em, scope.siteId, scope.actor, assigned.job.id, assigned.route.id);
-  return { dispatch: toDispatchData(assigned.dispatch), job, route: route ? await routeView(scope, routeFromRow(route)) : null, scheduled: false };
+export function outcome(scope: CommandScope, assigned: Assigned): AnswerAtCommit<DispatchOutcome> {
+  const read = jobDetailAndRouteRead(scope.siteId, assigned.job.id, assigned.route.id);
+  return new AnswerAtCommit(read.sql, read.params, async (rows, workflows) => {
+    const { job, route } = await jobDetailAndRouteFromRows(rows, scope.actor, assigned.job.id, workflows);
+    const record = route ? routeFromRow(route) : null;
+    return { dispatch: toDispatchData(assigned.dispatch), job, route: record ? toRouteData(record, await workflows(record.workflowId)) : null, scheduled: false };
+  });
 }
 
 export async function routeData(scope: CommandScope, routeId: string): Promise<RouteData | null> {

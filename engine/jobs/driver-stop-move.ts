@@ -4,6 +4,7 @@ import { JOB, readStopMove, ROUTE, STOPS, writtenJob } from '../commands/move-re
 import { DomainError } from '../domain-error.ts';
 import { detailFromRows, readJobDetail } from './job-detail-row.ts';
 import { jobFromRow, type JobData, type StopRecord } from './job-view.ts';
+import { workflowById } from '../workflow/workflow.service.ts';
 
 /**
  * Moves a stop of one of the calling driver's jobs; the job follows by the cascade rules (all stops done completes
@@ -27,5 +28,5 @@ export async function moveDriverStop(scope: CommandScope, stopId: string, toStat
   const job = jobFromRow(reads[JOB]);
   const answerKnown = [...scope.touched.keys()].every((id) => id === stopId || id === job.id || id === reads[ROUTE]?.id);
   if (!answerKnown) return readJobDetail(scope.em, scope.siteId, scope.actor, job.id);
-  return detailFromRows(scope.em, scope.actor, writtenJob(scope) ?? job, reads[STOPS], applied.entity as StopRecord);
+  return detailFromRows((id) => workflowById(scope.em, id), scope.actor, writtenJob(scope) ?? job, reads[STOPS], applied.entity as StopRecord);
 }

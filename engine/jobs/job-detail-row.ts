@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../domain-error.ts';
+import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { isStaff, type JobActor } from './job-input.ts';
 import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type JobRecord, type StopRecord } from './job-view.ts';
@@ -25,44 +26,50 @@ export const STOPS_OF_JOB = `(select coalesce(json_agg(json_build_object('stop',
  * @throws DomainError 404 when absent, deleted, another site's, or not visible to this actor
  */
 export async function readJobDetail(em: EntityManager, siteId: string, actor: JobActor, jobId: string, whoever = false): Promise<JobData> {
-  const row = await readDetailRow(em, siteId, actor, jobId, whoever);
-  return detailFromRows(em, actor, jobFromRow(row), row[STOPS]);
+  const [visibility, params] = whoever ? ['', []] : visibleTo(actor);
+  const [row] = await em.execute<DetailRow[]>(`select j.*, ${STOPS_OF_JOB} as ${STOPS} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null${visibility}`, [jobId, siteId, ...params]);
+  if (!row) throw DomainError.notFound('Job', jobId);
+  return detailFromRows((id) => workflowById(em, id), actor, jobFromRow(row), row[STOPS]);
 }
 
 /**
- * {@link readJobDetail} (`whoever`), and in the same statement a route of the site as its row (JSON), or null: a
- * dispatch answers with both, and on its serial path a second round trip costs a socket write and a wake-up of the
- * backend (the route's row read as JSON gives the same record: its timestamps are written in milliseconds).
- * @throws DomainError 404 when the job is absent, deleted or another site's
+ * The statement of {@link readJobDetail} (`whoever`) with, in the same row, a route of the site as its row (JSON), or
+ * null: a dispatch answers with both, read with its COMMIT (the route's row read as JSON gives the same record: its
+ * timestamps are written in milliseconds). {@link jobDetailAndRouteFromRows} makes the answer of its rows.
  */
-export async function readJobDetailAndRoute(em: EntityManager, siteId: string, actor: JobActor, jobId: string, routeId: string): Promise<{ job: JobData; route: EntityRow | null }> {
-  const row = await readDetailRow(em, siteId, actor, jobId, true, { column: `(select to_jsonb(r) from route r where r.id = ? and r.site_id = ?) as ${ROUTE}`, params: [routeId, siteId] });
-  return { job: await detailFromRows(em, actor, jobFromRow(row), row[STOPS]), route: (row[ROUTE] as EntityRow | null) ?? null };
+export function jobDetailAndRouteRead(siteId: string, jobId: string, routeId: string): { sql: string; params: unknown[] } {
+  return {
+    sql: `select j.*, ${STOPS_OF_JOB} as ${STOPS}, (select to_jsonb(r) from route r where r.id = ? and r.site_id = ?) as ${ROUTE}
+      from job j where j.id = ? and j.site_id = ? and j.deleted_at is null`,
+    params: [routeId, siteId, jobId, siteId],
+  };
 }
 
-async function readDetailRow(em: EntityManager, siteId: string, actor: JobActor, jobId: string, whoever: boolean, extra?: { column: string; params: unknown[] }) {
-  const [visibility, params] = whoever ? ['', []] : visibleTo(actor);
-  const [row] = await em.execute<(EntityRow & { [STOPS]: StopWithAddress[] })[]>(
-    `select j.*, ${STOPS_OF_JOB} as ${STOPS}${extra ? `, ${extra.column}` : ''} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null${visibility}`,
-    [...(extra?.params ?? []), jobId, siteId, ...params],
-  );
+/**
+ * The job's detail view and the route's row from the rows of {@link jobDetailAndRouteRead}.
+ * @throws DomainError 404 when the job is absent, deleted or another site's
+ */
+export async function jobDetailAndRouteFromRows(rows: Record<string, unknown>[], actor: JobActor, jobId: string, workflows: WorkflowLookup): Promise<{ job: JobData; route: EntityRow | null }> {
+  const row = rows[0] as DetailRow | undefined;
   if (!row) throw DomainError.notFound('Job', jobId);
-  return row;
+  return { job: await detailFromRows(workflows, actor, jobFromRow(row), row[STOPS]), route: (row[ROUTE] as EntityRow | null) ?? null };
 }
+
+type DetailRow = EntityRow & { [STOPS]: StopWithAddress[] };
 
 /**
  * The detail view of a job and the rows of its stops already read (its `STOPS_OF_JOB`), as `actor` sees it: the job
  * as read or as a move just wrote it; `written` stands in for the stop of the same id (the row a move just wrote,
  * newer than the one read before it).
  */
-export async function detailFromRows(em: EntityManager, actor: JobActor, job: JobRecord, stopRows: StopWithAddress[], written?: StopRecord): Promise<JobData> {
+export async function detailFromRows(workflows: WorkflowLookup, actor: JobActor, job: JobRecord, stopRows: StopWithAddress[], written?: StopRecord): Promise<JobData> {
   const staff = isStaff(actor.role);
   const stops = [];
   for (const { stop, address } of stopRows) {
     const record = written && written.id === stop.id ? written : stopFromRow(stop);
-    stops.push(toStopData(record, await workflowById(em, record.workflowId), address ? addressFromRow(address) : null, staff));
+    stops.push(toStopData(record, await workflows(record.workflowId), address ? addressFromRow(address) : null, staff));
   }
-  return toJobData(job, await workflowById(em, job.workflowId), stops, staff);
+  return toJobData(job, await workflows(job.workflowId), stops, staff);
 }
 
 const STOPS = 'detail_stops';

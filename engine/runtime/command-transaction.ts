@@ -9,6 +9,9 @@ import { isStalePlanError } from './statement-rounds.ts';
 /** The statement a command writes last (`?` placeholders, values), or null for none: its audit records and outbox rows. */
 export type FinalStatement = { sql: string; params: unknown[] } | null;
 
+/** A read sent with the COMMIT (`?` placeholders, values); its rows are set once the transaction committed. */
+export type CommitRead = { sql: string; params: unknown[]; rows?: Record<string, unknown>[] };
+
 /**
  * The SQLSTATE a statement queued with the next one (`deferStatements`) raises when the plan it was made from no longer
  * holds (migration 0023, `dispatch_plan_holds`): its transaction rolls back, and the command fails with
@@ -26,7 +29,7 @@ const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.co
  * ORM's site filter; `app.site_id`, `app.user_id` and no platform flag for row-level security), in fewer round
  * trips: the BEGIN and the tenant settings go out with the work's first statement (`inPooledTransaction`, as group
  * commit sends them), and the final statement `work` hands back (written after everything the unit of work still
- * had pending) with the COMMIT. Raw SQL (`em.execute` with a string) goes straight to the connection, as in group
+ * had pending) with the COMMIT, then the read it hands back (`read`, its rows set on it once committed). Raw SQL (`em.execute` with a string) goes straight to the connection, as in group
  * commit, and runs prepared once the session has sent it before (`PreparedStatements`, as group commit does), so
  * PostgreSQL parses and plans each statement once per session, not once per command. The EntityManager is a fork
  * bound to knex's transaction, as group commit binds its managers.
@@ -34,11 +37,12 @@ const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.co
 export async function inCommandTransaction<T>(
   orm: MikroORM,
   tenant: { siteId: string; userId: string | null },
-  work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement }>,
+  work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement; read?: CommitRead | null }>,
 ): Promise<T> {
   let sentPrepared = false;
+  const sent: { answer: { read: CommitRead; holder: { rows: Record<string, unknown>[] | null } } | null } = { answer: null };
   try {
-    return await inPooledTransaction(
+    const result = await inPooledTransaction(
       orm,
       tenant,
       async (trx, prefix, connection) => {
@@ -54,14 +58,17 @@ export async function inCommandTransaction<T>(
         };
         executeDirectly(em, prefix, text);
         allowDeferredWrites(em, prefixSink(prefix, text));
-        const { value, last } = await work(em);
+        const { value, last, read } = await work(em);
         // The unit of work first, so the final statement comes after every row it describes.
         await em.flush();
         if (last) prefix.add(text(last.sql, last.params));
+        if (read) sent.answer = { read, holder: prefix.readWithCommit(text(read.sql, read.params)) };
         return value;
       },
       prepareAfterTransaction,
     );
+    if (sent.answer) sent.answer.read.rows = sent.answer.holder.rows!;
+    return result;
   } catch (error) {
     // A prepared statement whose plan a schema change outdated (the session's statements are deallocated after it):
     // nothing was written, and the command runs again like a version race, inlined and then prepared anew.

@@ -33,7 +33,7 @@ export async function inPooledTransaction<T>(
     prefix.add(tenantSettingsSql(tenant, (value) => prefix.literal(value)));
     const value = await work(held.transactor, prefix, connection);
     committing = true;
-    await prefix.run('commit');
+    await prefix.commit();
     return value;
   } catch (error) {
     failure = error;

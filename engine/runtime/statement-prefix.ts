@@ -34,6 +34,14 @@ export type StatementPrefix = {
   /** Sends one statement (text only, values inlined) on the transaction's connection, with the queued prefix. */
   run(text: string): Promise<unknown>;
   /**
+   * Queues a read (text only, values inlined) to go out with the COMMIT, after everything else queued and inside the
+   * transaction, so it sees every write: a command's answer costs no round trip of its own. Its rows are in the
+   * holder once `commit` resolved (one read per transaction; a second replaces the first).
+   */
+  readWithCommit(text: string): { rows: Record<string, unknown>[] | null };
+  /** Sends the COMMIT with the queued prefix and the read (`readWithCommit`); a failed read rolls the transaction back. */
+  commit(): Promise<void>;
+  /**
    * From now on, only `run` and the transaction's own BEGIN, COMMIT and ROLLBACK reach the connection: any other
    * query (the ORM's, knex's) fails at once, without being sent, and `refused` turns true. For work that must see
    * every statement it sends (pipelined group commit), where a statement sent behind its back could run under the
@@ -127,6 +135,13 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
   state.exclusive = false;
   state.refused = false;
   const mine = () => state.owner === owner;
+  let read: { text: string; holder: { rows: Record<string, unknown>[] | null } } | null = null;
+  const run = (text: string) =>
+    new Promise<unknown>((resolve, reject) => {
+      // A stale caller (an EntityManager kept past its transaction) must not reach the next owner's session.
+      if (!mine()) return reject(new TransactionEnded());
+      connection.query({ text, [OWN]: true }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
+    });
   return {
     add: (statement) => {
       if (mine()) state.queued.push(statement);
@@ -138,15 +153,34 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
       return !mine() || state.queued.length === 0;
     },
     discard: (keep = 0) => {
-      if (mine()) state.queued = state.queued.slice(0, keep);
+      if (!mine()) return;
+      state.queued = state.queued.slice(0, keep);
+      read = null;
     },
     literal: (value) => connection.escapeLiteral(value),
-    run: (text) =>
-      new Promise((resolve, reject) => {
-        // A stale caller (an EntityManager kept past its transaction) must not reach the next owner's session.
-        if (!mine()) return reject(new TransactionEnded());
-        connection.query({ text, [OWN]: true }, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
-      }),
+    run,
+    readWithCommit: (text) => {
+      const holder = { rows: null };
+      if (mine()) read = { text, holder };
+      return holder;
+    },
+    async commit() {
+      const final = read;
+      read = null;
+      if (!final) {
+        await run('commit');
+        return;
+      }
+      let results: unknown;
+      try {
+        results = await run(`${final.text}; commit`);
+      } catch (error) {
+        // The read (or a statement before it) failed, so the COMMIT after it never ran: end the transaction here.
+        await run('rollback').catch(() => undefined);
+        throw error;
+      }
+      final.holder.rows = (results as { rows: Record<string, unknown>[] }[])[0]!.rows;
+    },
     exclusive: () => {
       if (mine()) state.exclusive = true;
     },
@@ -155,6 +189,7 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
     },
     detach() {
       if (!mine()) return;
+      read = null;
       state.owner = null;
       state.queued = [];
       state.beginDeferred = false;
