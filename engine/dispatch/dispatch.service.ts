@@ -2,10 +2,10 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
-import { jobDetailAndRouteFromRows, jobDetailAndRouteRead } from '../jobs/job-detail-row.ts';
+import { jobDetailAndRouteAtCommit } from '../jobs/job-detail-row.ts';
 import type { JobData } from '../jobs/job-view.ts';
 import { findRoute } from '../routes/route-records.ts';
-import { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
+import type { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
 import { routeFromRow, toRouteData, type RouteData, type RouteRecord } from '../routes/route-view.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
@@ -110,9 +110,7 @@ export async function dispatchToTeam(deps: DispatchDeps, ctx: CommandContext, re
  * round trip of its own): the job with its stops and their addresses, without entity hydration, and the route's row.
  */
 export function outcome(scope: CommandScope, assigned: Assigned): AnswerAtCommit<DispatchOutcome> {
-  const read = jobDetailAndRouteRead(scope.siteId, assigned.job.id, assigned.route.id);
-  return new AnswerAtCommit(read.sql, read.params, async (rows, workflows) => {
-    const { job, route } = await jobDetailAndRouteFromRows(rows, scope.actor, assigned.job.id, workflows);
+  return jobDetailAndRouteAtCommit(scope.siteId, scope.actor, assigned.job.id, assigned.route.id).map(async ({ job, route }, workflows) => {
     const record = route ? routeFromRow(route) : null;
     return { dispatch: toDispatchData(assigned.dispatch), job, route: record ? toRouteData(record, await workflows(record.workflowId)) : null, scheduled: false };
   });

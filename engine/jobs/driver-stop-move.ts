@@ -2,8 +2,9 @@ import { applyKnown, type CommandScope } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { JOB, readStopMove, ROUTE, STOPS, writtenJob } from '../commands/move-reads.ts';
 import { DomainError } from '../domain-error.ts';
-import { detailFromRows, readJobDetail } from './job-detail-row.ts';
+import { detailFromRows, jobDetailAtCommit } from './job-detail-row.ts';
 import { jobFromRow, type JobData, type StopRecord } from './job-view.ts';
+import type { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
 /**
@@ -15,11 +16,12 @@ import { workflowById } from '../workflow/workflow.service.ts';
  * checking ownership there (not before the command) means a job reassigned meanwhile cannot be moved by its former
  * driver, and another driver's stop is 404, as on every job read. The stop is locked by that read, so its update
  * goes out with the command's next statement. The answer is built from those rows and the rows the moves wrote
- * (the stop's, the job's when the cascade moved it); only a cascade that moved anything else reads the job again.
+ * (the stop's, the job's when the cascade moved it); only a cascade that moved anything else reads the job again,
+ * with the COMMIT.
  * @returns the job as the driver sees it after the move
  * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION
  */
-export async function moveDriverStop(scope: CommandScope, stopId: string, toStateId: string, notes: { cancellationNotes?: string } = {}): Promise<JobData> {
+export async function moveDriverStop(scope: CommandScope, stopId: string, toStateId: string, notes: { cancellationNotes?: string } = {}): Promise<JobData | AnswerAtCommit<JobData>> {
   const reads = await readStopMove(scope, stopId);
   const owner = reads?.[JOB].driver_user_id ?? null;
   if (!reads || owner === null || owner !== scope.actor.userId) throw DomainError.notFound('Stop', stopId);
@@ -27,6 +29,6 @@ export async function moveDriverStop(scope: CommandScope, stopId: string, toStat
   await applyCascades(scope, applied, notes);
   const job = jobFromRow(reads[JOB]);
   const answerKnown = [...scope.touched.keys()].every((id) => id === stopId || id === job.id || id === reads[ROUTE]?.id);
-  if (!answerKnown) return readJobDetail(scope.em, scope.siteId, scope.actor, job.id);
+  if (!answerKnown) return jobDetailAtCommit(scope.siteId, scope.actor, job.id);
   return detailFromRows((id) => workflowById(scope.em, id), scope.actor, writtenJob(scope) ?? job, reads[STOPS], applied.entity as StopRecord);
 }

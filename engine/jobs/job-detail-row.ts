@@ -1,7 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../domain-error.ts';
-import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
-import { workflowById } from '../workflow/workflow.service.ts';
+import { AnswerAtCommit, type WorkflowLookup } from '../runtime/answer-at-commit.ts';
 import { isStaff, type JobActor } from './job-input.ts';
 import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type JobRecord, type StopRecord } from './job-view.ts';
 
@@ -17,39 +15,28 @@ export const STOPS_OF_JOB = `(select coalesce(json_agg(json_build_object('stop',
   where s.job_id = j.id and s.site_id = j.site_id)`;
 
 /**
- * The job, its stops (in order) and their addresses in one statement, for an actor who may see the job (as
- * `visibleJobs` decides: staff every job of the site, a driver the jobs assigned to them, a customer their own).
- * The same view `jobDetail` builds from three ORM queries, for the hot paths that answer with the job after a move:
- * one round trip and no entity hydration, so it can run as the last read of a command's own transaction.
- * `whoever: true` shows the job as the actor would see it without asking whether they may (a job a driver just gave
- * back is no longer theirs to read, yet they are answered with it).
- * @throws DomainError 404 when absent, deleted, another site's, or not visible to this actor
+ * A command's answer with the job as the command left it, as `actor` sees it: the job, its stops (in order) and their
+ * addresses in one statement that goes out with the COMMIT (no round trip of its own, no entity hydration), the same
+ * view `jobDetail` builds from three ORM queries. The command has established that the actor may act on the job, so
+ * it is read whoever they are (a job a driver just gave back is no longer theirs to read, yet they are answered with it).
  */
-export async function readJobDetail(em: EntityManager, siteId: string, actor: JobActor, jobId: string, whoever = false): Promise<JobData> {
-  const [visibility, params] = whoever ? ['', []] : visibleTo(actor);
-  const [row] = await em.execute<DetailRow[]>(`select j.*, ${STOPS_OF_JOB} as ${STOPS} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null${visibility}`, [jobId, siteId, ...params]);
-  if (!row) throw DomainError.notFound('Job', jobId);
-  return detailFromRows((id) => workflowById(em, id), actor, jobFromRow(row), row[STOPS]);
+export function jobDetailAtCommit(siteId: string, actor: JobActor, jobId: string): AnswerAtCommit<JobData> {
+  return new AnswerAtCommit(detailSql(''), [jobId, siteId], async (rows, workflows) => (await detailAndRoute(rows, actor, jobId, workflows)).job);
 }
 
 /**
- * The statement of {@link readJobDetail} (`whoever`) with, in the same row, a route of the site as its row (JSON), or
- * null: a dispatch answers with both, read with its COMMIT (the route's row read as JSON gives the same record: its
- * timestamps are written in milliseconds). {@link jobDetailAndRouteFromRows} makes the answer of its rows.
+ * {@link jobDetailAtCommit}, and in the same row a route of the site as its row (JSON), or null: a dispatch answers
+ * with both (the route's row read as JSON gives the same record: its timestamps are written in milliseconds).
  */
-export function jobDetailAndRouteRead(siteId: string, jobId: string, routeId: string): { sql: string; params: unknown[] } {
-  return {
-    sql: `select j.*, ${STOPS_OF_JOB} as ${STOPS}, (select to_jsonb(r) from route r where r.id = ? and r.site_id = ?) as ${ROUTE}
-      from job j where j.id = ? and j.site_id = ? and j.deleted_at is null`,
-    params: [routeId, siteId, jobId, siteId],
-  };
+export function jobDetailAndRouteAtCommit(siteId: string, actor: JobActor, jobId: string, routeId: string): AnswerAtCommit<{ job: JobData; route: EntityRow | null }> {
+  const route = `, (select to_jsonb(r) from route r where r.id = ? and r.site_id = ?) as ${ROUTE}`;
+  return new AnswerAtCommit(detailSql(route), [routeId, siteId, jobId, siteId], (rows, workflows) => detailAndRoute(rows, actor, jobId, workflows));
 }
 
-/**
- * The job's detail view and the route's row from the rows of {@link jobDetailAndRouteRead}.
- * @throws DomainError 404 when the job is absent, deleted or another site's
- */
-export async function jobDetailAndRouteFromRows(rows: Record<string, unknown>[], actor: JobActor, jobId: string, workflows: WorkflowLookup): Promise<{ job: JobData; route: EntityRow | null }> {
+const detailSql = (extraColumns: string) => `select j.*, ${STOPS_OF_JOB} as ${STOPS}${extraColumns} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null`;
+
+/** @throws DomainError 404 when the job is absent, deleted or another site's (the command never touched it) */
+async function detailAndRoute(rows: Record<string, unknown>[], actor: JobActor, jobId: string, workflows: WorkflowLookup): Promise<{ job: JobData; route: EntityRow | null }> {
   const row = rows[0] as DetailRow | undefined;
   if (!row) throw DomainError.notFound('Job', jobId);
   return { job: await detailFromRows(workflows, actor, jobFromRow(row), row[STOPS]), route: (row[ROUTE] as EntityRow | null) ?? null };
@@ -74,11 +61,6 @@ export async function detailFromRows(workflows: WorkflowLookup, actor: JobActor,
 
 const STOPS = 'detail_stops';
 const ROUTE = 'detail_route';
-
-function visibleTo(actor: JobActor): [string, unknown[]] {
-  if (isStaff(actor.role)) return ['', []];
-  return [actor.role === 'driver' ? ' and j.driver_user_id = ?' : ' and j.customer_user_id = ?', [actor.userId]];
-}
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 

@@ -19,8 +19,8 @@ export class AnswerAtCommit<T> {
     readonly build: Build<T>,
   ) {}
 
-  /** The same read, its answer passed through `change`. */
-  map<U>(change: (answer: T) => U): AnswerAtCommit<U> {
-    return new AnswerAtCommit(this.sql, this.params, async (rows, workflows) => change(await this.build(rows, workflows)));
+  /** The same read, its answer passed through `change` (after the commit too). */
+  map<U>(change: (answer: T, workflows: WorkflowLookup) => U | Promise<U>): AnswerAtCommit<U> {
+    return new AnswerAtCommit(this.sql, this.params, async (rows, workflows) => change(await this.build(rows, workflows), workflows));
   }
 }

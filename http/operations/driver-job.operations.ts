@@ -1,6 +1,6 @@
 import { moveOwnJob } from '../../engine/drivers/driver-jobs.ts';
 import { withStops } from '../../engine/jobs/job-detail.ts';
-import { readJobDetail } from '../../engine/jobs/job-detail-row.ts';
+import { jobDetailAtCommit } from '../../engine/jobs/job-detail-row.ts';
 import { moveDriverStop } from '../../engine/jobs/driver-stop-move.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { defineOperation } from '../operation.ts';
@@ -27,10 +27,10 @@ export const driverJobOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { job_id: id, cancellation_notes: notes } = ctx.body;
-      // The cancelled job still names its driver, so the driver reads it back, as the command's last read.
+      // The cancelled job as the driver sees it, read with the COMMIT.
       const data = await ctx.services.engine.command(command, `job:${id}`, async (scope) => {
         await moveOwnJob(scope, id, { kind: 'phase', event: 'cancel' }, { cancellationNotes: notes });
-        return readJobDetail(scope.em, scope.siteId, command.actor, id);
+        return jobDetailAtCommit(scope.siteId, command.actor, id);
       });
       return { data };
     },
@@ -48,11 +48,10 @@ export const driverJobOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const id = ctx.body.job_id;
-      // The answer is read in the command itself: once returned the job is no longer the driver's to read.
+      // As the driver sees a job (no internal notes), read with the COMMIT, though once returned it is no longer theirs to read.
       const data = await ctx.services.engine.command(command, `job:${id}`, async (scope) => {
         await moveOwnJob(scope, id, { kind: 'phase', event: 'return' });
-        // As the driver sees a job (no internal notes), though it is no longer theirs to read.
-        return readJobDetail(scope.em, scope.siteId, command.actor, id, true);
+        return jobDetailAtCommit(scope.siteId, command.actor, id);
       });
       return { data };
     },

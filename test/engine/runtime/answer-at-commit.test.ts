@@ -7,11 +7,12 @@ import { newId } from '../../../persistence/ids.ts';
 import { appendOutbox } from '../../../persistence/outbox.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { recording, transactionWith } from '../../support/pg-recording.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
 
 /**
- * `engine.command` work that answers with an `AnswerAtCommit`: the read goes out with the COMMIT (one query fewer
- * than reading before it), sees the command's writes, and a read that fails rolls the whole command back.
+ * `engine.command` work that answers with an `AnswerAtCommit`: the read goes out with the COMMIT (no round trip of
+ * its own), sees the command's writes, and a read that fails rolls the whole command back.
  */
 let server: TestServer;
 let acme: SiteFixture;
@@ -36,40 +37,21 @@ const COUNT = 'select count(*)::int as n from outbox where entity_id = ?';
 const committedCount = async (entityId: string): Promise<number> =>
   (await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) => em.execute<{ n: number }[]>(COUNT, [entityId])))[0]!.n;
 
-/** Runs `command` counting the queries sent to PostgreSQL meanwhile (any connection: nothing else runs here). */
-async function counted<T>(command: () => Promise<T>): Promise<{ value: T; queries: number }> {
-  const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = prototype.query;
-  let queries = 0;
-  prototype.query = function (this: unknown, ...args: unknown[]) {
-    queries += 1;
-    return query.apply(this, args);
-  };
-  try {
-    return { value: await command(), queries };
-  } finally {
-    prototype.query = query;
-  }
-}
-
 describe('a command answered by a read sent with its COMMIT', () => {
-  it("answers from the command's own writes, committed, in one query fewer than a read of its own", async () => {
-    const before = await counted(() =>
-      server.services.engine.command(ctx, 'probe:before', async (scope) => {
-        const id = await probeEvent(scope.em);
-        return { id, n: (await scope.em.execute<{ n: number }[]>(COUNT, [id]))[0]!.n };
-      }),
-    );
-    const atCommit = await counted(() =>
-      server.services.engine.command(ctx, 'probe:at-commit', async (scope) => {
+  it("answers from the command's own writes, committed, with the read in the COMMIT's round trip", async () => {
+    let answer = { id: '', n: 0 };
+    const sent = await recording(async () => {
+      answer = await server.services.engine.command(ctx, 'probe:at-commit', async (scope) => {
         const id = await probeEvent(scope.em);
         return new AnswerAtCommit(COUNT, [id], async (rows) => ({ id, n: Number(rows[0]!.n) }));
-      }),
-    );
-    expect(before.value.n).toBe(1);
-    expect(atCommit.value.n).toBe(1);
-    expect(await committedCount(atCommit.value.id)).toBe(1);
-    expect(atCommit.queries).toBe(before.queries - 1);
+      });
+    });
+    expect(answer.n).toBe(1);
+    expect(await committedCount(answer.id)).toBe(1);
+    // Two round trips: the BEGIN with the flushed write, then the read with the COMMIT.
+    const transaction = transactionWith(sent, answer.id);
+    expect(transaction).toHaveLength(2);
+    expect(transaction[1]).toMatch(/^select count\(\*\)::int as n from outbox where entity_id = '[^']+'; commit$/);
   });
 
   it('rolls the command back when its read fails, and its session goes back to the pool out of any transaction', async () => {
