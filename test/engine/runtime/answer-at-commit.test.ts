@@ -1,47 +1,38 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../../engine/engine.ts';
 import { AnswerAtCommit } from '../../../engine/runtime/answer-at-commit.ts';
 import { newId } from '../../../persistence/ids.ts';
 import { appendOutbox } from '../../../persistence/outbox.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
-import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { useOneSite } from '../../support/one-site.ts';
 import { recording, transactionWith } from '../../support/pg-recording.ts';
-import { startTestServer, type TestServer } from '../../support/test-server.ts';
+import { sessionState } from '../../support/session-state.ts';
 
 /**
  * `engine.command` work that answers with an `AnswerAtCommit`: the read goes out with the COMMIT (no round trip of
  * its own), sees the command's writes, and a read that fails rolls the whole command back.
  */
-let server: TestServer;
-let acme: SiteFixture;
-let ctx: CommandContext;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  acme = await createSiteFixture(server, 'acme');
-  ctx = { siteId: acme.site.id, actor: { userId: acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } };
-});
-afterAll(() => server.close());
+const site = useOneSite();
+const ctx = (): CommandContext => ({ siteId: site.acme.site.id, actor: { userId: site.acme.users.dispatcher.id, applicationId: null, requestId: null, role: 'dispatcher' } });
 
 /** An outbox row written through the ORM's unit of work and flushed; returns its entity id. */
 async function probeEvent(em: EntityManager): Promise<string> {
   const entityId = newId('job');
-  appendOutbox(em, { siteId: acme.site.id, event: 'probe:written', entityType: 'probe', entityId, entityVersion: null, data: {}, timestamp: new Date() });
+  appendOutbox(em, { siteId: site.acme.site.id, event: 'probe:written', entityType: 'probe', entityId, entityVersion: null, data: {}, timestamp: new Date() });
   await em.flush();
   return entityId;
 }
 
 const COUNT = 'select count(*)::int as n from outbox where entity_id = ?';
 const committedCount = async (entityId: string): Promise<number> =>
-  (await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) => em.execute<{ n: number }[]>(COUNT, [entityId])))[0]!.n;
+  (await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) => em.execute<{ n: number }[]>(COUNT, [entityId])))[0]!.n;
 
 describe('a command answered by a read sent with its COMMIT', () => {
   it("answers from the command's own writes, committed, with the read in the COMMIT's round trip", async () => {
     let answer = { id: '', n: 0 };
     const sent = await recording(async () => {
-      answer = await server.services.engine.command(ctx, 'probe:at-commit', async (scope) => {
+      answer = await site.server.services.engine.command(ctx(), 'probe:at-commit', async (scope) => {
         const id = await probeEvent(scope.em);
         return new AnswerAtCommit(COUNT, [id], async (rows) => ({ id, n: Number(rows[0]!.n) }));
       });
@@ -58,25 +49,18 @@ describe('a command answered by a read sent with its COMMIT', () => {
     let id = '';
     let backend = 0;
     await expect(
-      server.services.engine.command(ctx, 'probe:failing', async (scope) => {
+      site.server.services.engine.command(ctx(), 'probe:failing', async (scope) => {
         id = await probeEvent(scope.em);
         backend = (await scope.em.execute<{ pid: number }[]>('select pg_backend_pid() as pid'))[0]!.pid;
         return new AnswerAtCommit('select 1 / (count(*)::int - 1) as n from outbox where entity_id = ?', [id], async (rows) => rows[0]!.n);
       }),
     ).rejects.toThrow(/division by zero/);
     expect(await committedCount(id)).toBe(0);
-    const observer = new Client({ connectionString: server.databaseUrl });
-    await observer.connect();
-    try {
-      const { rows } = await observer.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [backend]);
-      expect(rows[0]!.state).toBe('idle');
-    } finally {
-      await observer.end();
-    }
+    expect(await sessionState(site.server.databaseUrl, backend)).toBe('idle');
   });
 
   it('maps the answer once committed', async () => {
-    const answer = await server.services.engine.command(ctx, 'probe:map', async (scope) => {
+    const answer = await site.server.services.engine.command(ctx(), 'probe:map', async (scope) => {
       const id = await probeEvent(scope.em);
       return new AnswerAtCommit(COUNT, [id], async (rows) => Number(rows[0]!.n)).map((n) => `${n} written`);
     });

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inCommandTransaction } from '../../../engine/runtime/command-transaction.ts';
 import { OutboxMessageSchema } from '../../../persistence/entities/outbox-message.entity.ts';
@@ -7,6 +6,7 @@ import { newId } from '../../../persistence/ids.ts';
 import { appendOutbox } from '../../../persistence/outbox.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { sessionState } from '../../support/session-state.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
 
 let server: TestServer;
@@ -60,14 +60,7 @@ describe('a pooled transaction (the command path, group commit and the relay)', 
     ).rejects.toThrow('refused after the flush');
     expect(await written(failed)).toBe(false);
     // Its session went back to the pool out of any transaction (rolled back, not left open).
-    const observer = new Client({ connectionString: server.databaseUrl });
-    await observer.connect();
-    try {
-      const { rows } = await observer.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [backend]);
-      expect(rows[0]!.state).toBe('idle');
-    } finally {
-      await observer.end();
-    }
+    expect(await sessionState(server.databaseUrl, backend)).toBe('idle');
   });
 
   it('gives a nested em.transactional a savepoint that rolls back alone', async () => {
