@@ -119,38 +119,45 @@ export function createEngine(deps: EngineDeps): Engine {
 
   async function command<T>(ctx: CommandContext, key: string, work: (scope: CommandScope) => Promise<T | AnswerAtCommit<T>>): Promise<T> {
     return mailbox.run(key, async () => {
-      // A plan made from memory that no longer held costs one run on reads, not one of the command's attempts.
-      let staleRetry = true;
-      for (let attempt = 1; ; attempt += 1) {
-        const touched: CommandScope['touched'] = new Map();
-        const committed: (() => void)[] = [];
-        let read: CommitRead | null = null;
-        try {
-          const result = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
-            const planAhead = { afterCommit: (callback: () => void) => committed.push(callback) };
-            const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] }, planAhead };
-            const value = await work(scope);
-            read = value instanceof AnswerAtCommit ? { sql: value.sql, params: value.params } : null;
-            // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).
-            return { value, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events), read };
-          });
-          remember(ctx.siteId, touched);
-          for (const callback of committed) callback();
-          notifyCommitted();
-          return result instanceof AnswerAtCommit ? await result.build(read!.rows!, workflowsAfterCommit(deps.orm, ctx.siteId)) : result;
-        } catch (error) {
-          if (!raced(error)) throw error;
-          for (const id of touched.keys()) registry.drop(ctx.siteId, id);
-          if (error instanceof StalePlanError && staleRetry) {
-            staleRetry = false;
-            attempt -= 1;
-            continue;
-          }
-          if (attempt >= 2 && error instanceof OptimisticLockError) throw conflict();
-          if (attempt >= 2) throw error;
-        }
-      }
+      const { value, read } = await commandUntilCommitted(ctx, work);
+      // Built once committed and outside the attempts: an error here must not run a committed command again.
+      return value instanceof AnswerAtCommit ? value.build(read!.rows!, workflowsAfterCommit(deps.orm, ctx.siteId)) : value;
     });
+  }
+
+  /** Runs a command's work in its own transaction until it commits: a race runs it again on fresh reads, once. */
+  async function commandUntilCommitted<T>(ctx: CommandContext, work: (scope: CommandScope) => Promise<T>): Promise<{ value: T; read: CommitRead | null }> {
+    // A plan made from memory that no longer held costs one run on reads, not one of the command's attempts.
+    let staleRetry = true;
+    for (let attempt = 1; ; attempt += 1) {
+      const touched: CommandScope['touched'] = new Map();
+      const committed: (() => void)[] = [];
+      let read: CommitRead | null = null;
+      try {
+        const value = await inCommandTransaction(deps.orm, { siteId: ctx.siteId, userId: ctx.actor.userId }, async (em: EntityManager) => {
+          const planAhead = { afterCommit: (callback: () => void) => committed.push(callback) };
+          const scope: CommandScope = { em, siteId: ctx.siteId, actor: ctx.actor, clock: deps.clock, registry, touched, pending: { audits: [], events: [] }, planAhead };
+          const done = await work(scope);
+          read = done instanceof AnswerAtCommit ? { sql: done.sql, params: done.params } : null;
+          // The transitions' audit records and outbox rows, after every row they describe (one statement, sent with the COMMIT).
+          return { value: done, last: auditAndOutboxStatement(scope.pending.audits, scope.pending.events), read };
+        });
+        remember(ctx.siteId, touched);
+        for (const callback of committed) callback();
+        notifyCommitted();
+        return { value, read };
+      } catch (error) {
+        if (!raced(error)) throw error;
+        for (const id of touched.keys()) registry.drop(ctx.siteId, id);
+        if (error instanceof StalePlanError && staleRetry) {
+          staleRetry = false;
+          attempt -= 1;
+          continue;
+        }
+        if (attempt >= 2 && error instanceof OptimisticLockError) throw conflict();
+        if (attempt >= 2) throw error;
+      }
+    }
   }
 
   return {

@@ -29,10 +29,11 @@ const isStalePlan = (error: unknown) => (error as { code?: unknown } | null)?.co
  * ORM's site filter; `app.site_id`, `app.user_id` and no platform flag for row-level security), in fewer round
  * trips: the BEGIN and the tenant settings go out with the work's first statement (`inPooledTransaction`, as group
  * commit sends them), and the final statement `work` hands back (written after everything the unit of work still
- * had pending) with the COMMIT, then the read it hands back (`read`, its rows set on it once committed). Raw SQL (`em.execute` with a string) goes straight to the connection, as in group
- * commit, and runs prepared once the session has sent it before (`PreparedStatements`, as group commit does), so
- * PostgreSQL parses and plans each statement once per session, not once per command. The EntityManager is a fork
- * bound to knex's transaction, as group commit binds its managers.
+ * had pending) with the COMMIT, then the read it hands back (`read`, its rows set on it once committed). Raw SQL
+ * (`em.execute` with a string) goes straight to the connection, as in group commit, and runs prepared once the
+ * session has sent it before (`PreparedStatements`, as group commit does), so PostgreSQL parses and plans each
+ * statement once per session, not once per command. The EntityManager is a fork bound to knex's transaction, as
+ * group commit binds its managers.
  */
 export async function inCommandTransaction<T>(
   orm: MikroORM,
