@@ -53,11 +53,11 @@ const statusOf = (userId: string, row: DriverStateRow | null): DriverStatus => (
  *   OptimisticLockError on a race (the engine retries the command once)
  */
 export async function setDriverAvailability(scope: CommandScope, userId: string, target: Availability): Promise<DriverStatus> {
-  const row = await readDriverState(scope.em, scope.siteId, userId);
+  const { row, workerStatus } = await readStateAndWorker(scope, userId);
   const snapshot = restoreAvailability(row?.snapshot ?? null);
   const current = availabilityOf(snapshot);
   if (current === target) return statusOf(userId, row);
-  if (target !== 'offline') await assertMayWork(scope, userId);
+  if (target !== 'offline') assertMayWork(userId, workerStatus);
   const event = eventTowards(snapshot, target);
   const next = event ? applyAvailability(snapshot, event) : null;
   if (!event || !next) {
@@ -110,16 +110,26 @@ export async function driverStatus(em: EntityManager, siteId: string, userId: st
 }
 
 /**
+ * The driver's state row (null without one) and their worker record's operational status (null without one), in
+ * one statement: a status change would otherwise read each in a round trip of its own.
+ */
+async function readStateAndWorker(scope: CommandScope, userId: string): Promise<{ row: DriverStateRow | null; workerStatus: string | null }> {
+  const [read] = await scope.em.execute<(DriverStateRow & { worker_status: string | null })[]>(
+    `select ds.*, (select operational_status from worker w where w.site_id = ? and w.user_id = ?) as worker_status
+     from (select 1) as one left join driver_state ds on ds.site_id = ? and ds.user_id = ?`,
+    [scope.siteId, userId, scope.siteId, userId],
+  );
+  const { worker_status: workerStatus, ...row } = read!;
+  return { row: row.user_id === null ? null : row, workerStatus };
+}
+
+/**
  * The office's decision outranks the driver's: a worker the office marked `inactive` or `suspended` cannot make
  * themself available (going offline stays possible). A driver without a worker record has no such decision.
  * @throws DomainError 409 DRIVER_NOT_ACTIVE
  */
-async function assertMayWork(scope: CommandScope, userId: string): Promise<void> {
-  const [worker] = await scope.em.execute<{ operational_status: string }[]>(
-    'select operational_status from worker where site_id = ? and user_id = ?',
-    [scope.siteId, userId],
-  );
-  if (worker && worker.operational_status !== 'active') {
-    throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `driver ${userId} is ${worker.operational_status} on this site; the office must reactivate them first`, 'availability');
+function assertMayWork(userId: string, workerStatus: string | null): void {
+  if (workerStatus !== null && workerStatus !== 'active') {
+    throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `driver ${userId} is ${workerStatus} on this site; the office must reactivate them first`, 'availability');
   }
 }

@@ -7,7 +7,8 @@ import { createDriver, createVehicle, jobAt, type TestDriver } from './dispatch-
 
 // Writes whose results nobody reads go out with the command's COMMIT instead of in round trips of their own: a
 // new job's insert, an accepted job's move, and the job moves a stop move cascades to (built from the row the move
-// read, their versions checked at the COMMIT). These tests count the round trips of each and check the outcome.
+// read, their versions checked at the COMMIT); a status change reads what it checks in one statement. These tests
+// count the round trips of each and check the outcome.
 
 type One<T> = { data: T };
 type Job = { id: string; phase: string; version: number; workflow_state: { key: string }; stops: { id: string }[] };
@@ -70,6 +71,21 @@ describe('round trips of the drivers\' and office\'s commands', () => {
       expect(accepted.workflow_state.key).toBe('accepted');
       expect(accepted.version).toBe(before.version + 1);
     }
+  });
+
+  it("PUT /driver/status reads the driver's state and worker record in one statement: three round trips", async () => {
+    for (const availability of ['on_break', 'available', 'on_break', 'available'] as const) {
+      let status = 0;
+      const sent = await recording(async () => {
+        status = (await driver.client.put('/api/driver/status', { availability })).status;
+      });
+      expect(status).toBe(200);
+      const transaction = transactionWith(sent, driver.id);
+      // The state and worker read (with the BEGIN), the versioned update, the audit and outbox with the COMMIT.
+      expect(transaction).toHaveLength(3);
+      expect(transaction[0]).toMatch(/^begin; .*(select ds\.\*, \(select operational_status from worker|execute engine_stmt_\d+\('site_[^']*', 'usr_[^']*', 'site_[^']*', 'usr_[^']*'\))$/);
+    }
+    expect((await driver.client.get<One<{ availability: string }>>('/api/driver/location')).body.data.availability).toBe('available');
   });
 
   it('a stop move that starts its job sends the job\'s move with the COMMIT: two round trips', async () => {
