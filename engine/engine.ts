@@ -2,6 +2,7 @@ import { DeadlockException, OptimisticLockError, UniqueConstraintViolationExcept
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from './clock.ts';
 import { auditAndOutboxStatement } from '../persistence/outbox.ts';
+import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { applyTransition, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
@@ -11,7 +12,6 @@ import { inCommandTransaction, StalePlanError, type CommitRead } from './runtime
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
 import { rememberedWorkflow, workflowById } from './workflow/workflow.service.ts';
-import { inTenantScope } from '../persistence/tenant-scope.ts';
 
 export type EngineDeps = {
   orm: MikroORM;

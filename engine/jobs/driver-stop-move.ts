@@ -2,10 +2,10 @@ import { applyKnown, type CommandScope } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { JOB, readStopMove, ROUTE, STOPS, writtenJob } from '../commands/move-reads.ts';
 import { DomainError } from '../domain-error.ts';
-import { detailFromRows, jobDetailAtCommit } from './job-detail-row.ts';
-import { jobFromRow, type JobData, type StopRecord } from './job-view.ts';
 import type { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
+import { detailFromRows, jobDetailAtCommit } from './job-detail-row.ts';
+import { jobFromRow, type JobData, type StopRecord } from './job-view.ts';
 
 /**
  * Moves a stop of one of the calling driver's jobs; the job follows by the cascade rules (all stops done completes
