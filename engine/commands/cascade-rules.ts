@@ -47,16 +47,23 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
 }
 
 /**
- * The phases of the job's stops after `applied`. Rows that leave another stop open are not trusted: a driver
- * completing that stop at the same moment read this one open as well (READ COMMITTED), and both would leave the job
- * open for good. So the moves of one job's stops take turns here (a transaction-level advisory lock on the job) and
- * read the phases again in a statement of their own, whose snapshot is taken once the lock is held: of two such moves
- * the second sees the first's stop. The lock travels with that read. Not the job row's lock: a move holds its stop
- * and an office's cancel holds the job while it cancels the stops, so that order deadlocked on every concurrent pair.
+ * The phases of the job's stops after `applied`. Rows that leave another stop open are not trusted as they are: a
+ * driver completing that stop at the same moment read this one open as well (READ COMMITTED), and both would leave
+ * the job open for good. So the moves of one job's stops take turns (a transaction-level advisory lock on the job)
+ * and look at the phases again once the lock is held: of two such moves the second sees the first's stop. When the
+ * stop move's reads tell the phases, that look is `job_stops_left_open` (migration 0034), queued with the command's
+ * next statement (the COMMIT, as a rule): it fails the command, which runs again on reads, if every stop ended
+ * meanwhile; no round trip of its own. Otherwise the phases are read under the lock, which travels with that read.
+ * Not the job row's lock: a move holds its stop and an office's cancel holds the job while it cancels the stops, so
+ * that order deadlocked on every concurrent pair.
  */
 async function stopPhasesAfter(scope: CommandScope, applied: Applied, jobId: string): Promise<string[]> {
   const known = knownStopPhases(scope, applied);
   if (known?.every((phase) => TERMINAL.has(phase))) return known;
+  if (known) {
+    await sendWithNext(scope.em, 'select job_stops_left_open(?, ?)', [jobId, scope.siteId]);
+    return known;
+  }
   await sendWithNext(scope.em, 'select pg_advisory_xact_lock(hashtext(?))', [`job-stops:${scope.siteId}:${jobId}`]);
   return phasesOf(scope, 'select phase from stop where job_id = ? and site_id = ?', jobId);
 }

@@ -76,14 +76,20 @@ async function completeWhenJobsDone(scope: CommandScope, applied: Applied, route
 }
 
 /**
- * The phases of the route's jobs after this command's job move. Phases that leave another job open are not trusted:
- * a driver finishing that job at the same moment read this one open as well (READ COMMITTED), and the route would
- * stay open for good. So such moves take turns here (a transaction-level advisory lock on the route, not its row's
- * lock, which route-wide commands take before their jobs') and read the phases again in a statement of their own,
- * whose snapshot is taken once the lock is held: of two such moves the second sees the first's job.
+ * The phases of the route's jobs after this command's job move. Phases that leave another job open are not trusted
+ * as they are: a driver finishing that job at the same moment read this one open as well (READ COMMITTED), and the
+ * route would stay open for good. So such moves take turns (a transaction-level advisory lock on the route, not its
+ * row's lock, which route-wide commands take before their jobs') and look at the phases again once the lock is held:
+ * of two such moves the second sees the first's job. When the stop move's reads tell the phases, that look is
+ * `route_jobs_left_open` (migration 0034), queued with the command's next statement: it fails the command, which
+ * runs again on reads, if every job ended meanwhile. Otherwise the phases are read under the lock.
  */
 async function jobPhasesAfter(scope: CommandScope, routeId: string, known: string[] | undefined): Promise<string[]> {
   if (known && known.length > 0 && known.every((phase) => TERMINAL_PHASES.has(phase))) return known;
+  if (known && known.length > 0) {
+    await sendWithNext(scope.em, 'select route_jobs_left_open(?, ?)', [routeId, scope.siteId]);
+    return known;
+  }
   await sendWithNext(scope.em, 'select pg_advisory_xact_lock(hashtext(?))', [`route-jobs:${scope.siteId}:${routeId}`]);
   const rows = await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId]);
   return rows.map((row) => row.phase);

@@ -31,6 +31,7 @@ import { DropOutboxEntityIndex0030 } from './0030-drop-outbox-entity-index.ts';
 import { DriverProfileFleetVersion0031 } from './0031-driver-profile-fleet-version.ts';
 import { ChangeXidCollation0032 } from './0032-change-xid-collation.ts';
 import { DispatchTeamCheck0033 } from './0033-dispatch-team-check.ts';
+import { CascadeChecks0034 } from './0034-cascade-checks.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -66,4 +67,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0031-driver-profile-fleet-version', class: DriverProfileFleetVersion0031 },
   { name: '0032-change-xid-collation', class: ChangeXidCollation0032 },
   { name: '0033-dispatch-team-check', class: DispatchTeamCheck0033 },
+  { name: '0034-cascade-checks', class: CascadeChecks0034 },
 ];

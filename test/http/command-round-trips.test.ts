@@ -108,6 +108,57 @@ describe('round trips of the drivers\' and office\'s commands', () => {
     }
   });
 
+  it("a stop move that leaves its job's other stop open, or its route's other job, checks that with the COMMIT: two round trips", async () => {
+    const first = await awaitingConfirmation();
+    const second = await awaitingConfirmation();
+    for (const { dispatchId } of [first, second]) await driver.client.post('/api/dispatch/accept', { dispatch_id: dispatchId });
+    const move = (stopId: string, state: string) => driver.client.post<One<Job>>('/api/driver/stop/state', { stop_id: stopId, workflow_state_id: stopStates[state] });
+    const [pickup, dropoff] = first.job.stops as [{ id: string }, { id: string }];
+    for (const state of ['en_route', 'arrived']) await move(pickup.id, state);
+    let sent = await recording(async () => void expect((await move(pickup.id, 'completed')).status).toBe(200));
+    let transaction = transactionWith(sent, first.job.id);
+    expect(transaction).toHaveLength(2);
+    expect(transaction[1]).toMatch(/job_stops_left_open\('job_[^']*', 'site_[^']*'\)|execute engine_stmt_\d+\('job_[^']*', 'site_[^']*'\)/);
+    for (const state of ['en_route', 'arrived']) await move(dropoff.id, state);
+    let answer: Job | undefined;
+    sent = await recording(async () => {
+      answer = (await move(dropoff.id, 'completed')).body.data;
+    });
+    transaction = transactionWith(sent, first.job.id);
+    expect(transaction).toHaveLength(2);
+    expect(transaction[1]).toMatch(/route_jobs_left_open\('rte_[^']*', 'site_[^']*'\)|execute engine_stmt_\d+\('rte_[^']*', 'site_[^']*'\)/);
+    expect(answer).toMatchObject({ phase: 'completed' });
+    expect(answer).toEqual(await driverReads(first.job.id));
+  });
+
+  it("a job's other stop ended by another transaction after the stop move read it: the COMMIT's check makes the move run again, and the job completes", async () => {
+    const { job, dispatchId } = await awaitingConfirmation();
+    await driver.client.post('/api/dispatch/accept', { dispatch_id: dispatchId });
+    const [pickup, dropoff] = job.stops as [{ id: string }, { id: string }];
+    for (const [stopId, state] of [[pickup.id, 'en_route'], [pickup.id, 'arrived'], [dropoff.id, 'en_route'], [dropoff.id, 'arrived']] as const) {
+      expect((await driver.client.post('/api/driver/stop/state', { stop_id: stopId, workflow_state_id: stopStates[state] })).status).toBe(200);
+    }
+    let ended = false;
+    // Once the pickup's move has read the job's stops (the dropoff still open), the dropoff ends elsewhere and commits.
+    const anotherEnd = async (query: Sent) => {
+      if (ended || !query.text.startsWith('begin') || !names(query.text, pickup.id)) return;
+      ended = true;
+      await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
+        em.execute("update stop set phase = 'completed', workflow_state_id = ?, version = version + 1 where id = ?", [stopStates.completed, dropoff.id]),
+      );
+    };
+    let answer: { status: number; body: One<Job> } | undefined;
+    const sent = await recording(async () => {
+      answer = await driver.client.post<One<Job>>('/api/driver/stop/state', { stop_id: pickup.id, workflow_state_id: stopStates.completed });
+    }, anotherEnd);
+    expect(ended).toBe(true);
+    expect(answer!.status).toBe(200);
+    // Read twice: the first COMMIT's check raised, and the command ran again on reads that see both stops ended.
+    expect(sent.filter((s) => s.text.startsWith('begin') && names(s.text, pickup.id))).toHaveLength(2);
+    expect(answer!.body.data).toMatchObject({ phase: 'completed' });
+    expect(answer!.body.data).toEqual(await driverReads(job.id));
+  });
+
   it('a job moved by another transaction after the stop move read it makes the move run again on new reads', async () => {
     const { job, dispatchId } = await awaitingConfirmation();
     await driver.client.post('/api/dispatch/accept', { dispatch_id: dispatchId });

@@ -49,6 +49,21 @@ function explainHead(since: string): Promise<string> {
   });
 }
 
+/**
+ * Waits until every transaction that holds an xid from before this call has ended. Another test file's `CREATE
+ * DATABASE` (a clone of the template, a second or so) holds an xid that pins every snapshot's xmin below this test's
+ * inserts, and a head read since such a snapshot rightly reads those rows again.
+ */
+async function olderTransactionsEnded(): Promise<void> {
+  const mark = BigInt((await asAdmin('select pg_current_xact_id()::text as xid')).rows[0].xid);
+  for (let attempt = 0; attempt < 400; attempt += 1) {
+    const { rows } = await asAdmin('select pg_snapshot_xmin(pg_current_snapshot())::text as xmin');
+    if (BigInt(rows[0].xmin) > mark) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('a transaction older than this test kept running for 10 s');
+}
+
 /** The most rows any node of `plan` read and threw away (by a filter or a join filter). */
 const mostRemoved = (plan: string) => Math.max(0, ...[...plan.matchAll(/Rows Removed by (?:Join )?Filter: (\d+)/g)].map((match) => Number(match[1])));
 
@@ -60,6 +75,7 @@ describe('the dispatch head read, planned while the site was small', () => {
        from job j, generate_series(1, ${JOBS}) g where j.id = $1`,
       [jobId],
     );
+    await olderTransactionsEnded();
     const grown = await inAcme((em) => readSiteHead(em, site.acme.site.id, small.head.snapshot, jobId));
     expect(grown.jobs).toHaveLength(JOBS);
     // Nothing changed since: the read should touch the index entries of the changes, not the site's jobs.
@@ -76,6 +92,7 @@ describe('the dispatch head read, planned while the site was small', () => {
        select $1, 'usr_head_' || g, 'available', 48.85, 2.35, now() from generate_series(1, ${DRIVERS}) g`,
       [site.acme.site.id],
     );
+    await olderTransactionsEnded();
     const grown = await inAcme((em) => readSiteHead(em, site.acme.site.id, small.head.snapshot, jobId));
     expect(grown.states).toHaveLength(DRIVERS);
     // One driver goes on break (a stamped change), another moves (a position log row).
