@@ -41,9 +41,8 @@ export async function inCommandTransaction<T>(
   work: (em: EntityManager) => Promise<{ value: T; last: FinalStatement; read?: CommitRead | null }>,
 ): Promise<T> {
   let sentPrepared = false;
-  const sent: { answer: { read: CommitRead; holder: { rows: Record<string, unknown>[] | null } } | null } = { answer: null };
   try {
-    const result = await inPooledTransaction(
+    return await inPooledTransaction(
       orm,
       tenant,
       async (trx, prefix, connection) => {
@@ -63,13 +62,11 @@ export async function inCommandTransaction<T>(
         // The unit of work first, so the final statement comes after every row it describes.
         await em.flush();
         if (last) prefix.add(text(last.sql, last.params));
-        if (read) sent.answer = { read, holder: prefix.readWithCommit(text(read.sql, read.params)) };
+        if (read) prefix.readWithCommit(text(read.sql, read.params), read);
         return value;
       },
       prepareAfterTransaction,
     );
-    if (sent.answer) sent.answer.read.rows = sent.answer.holder.rows!;
-    return result;
   } catch (error) {
     // A prepared statement whose plan a schema change outdated (the session's statements are deallocated after it):
     // nothing was written, and the command runs again like a version race, inlined and then prepared anew.

@@ -35,10 +35,10 @@ export type StatementPrefix = {
   run(text: string): Promise<unknown>;
   /**
    * Queues a read (text only, values inlined) to go out with the COMMIT, after everything else queued and inside the
-   * transaction, so it sees every write: a command's answer costs no round trip of its own. Its rows are in the
-   * holder once `commit` resolved (one read per transaction; a second replaces the first).
+   * transaction, so it sees every write: a command's answer costs no round trip of its own. Its rows are set on
+   * `into` once `commit` resolved (one read per transaction; a second replaces the first).
    */
-  readWithCommit(text: string): { rows: Record<string, unknown>[] | null };
+  readWithCommit(text: string, into: { rows?: Record<string, unknown>[] }): void;
   /** Sends the COMMIT with the queued prefix and the read (`readWithCommit`); a failed read rolls the transaction back. */
   commit(): Promise<void>;
   /**
@@ -135,7 +135,7 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
   state.exclusive = false;
   state.refused = false;
   const mine = () => state.owner === owner;
-  let read: { text: string; holder: { rows: Record<string, unknown>[] | null } } | null = null;
+  let read: { text: string; into: { rows?: Record<string, unknown>[] } } | null = null;
   const run = (text: string) =>
     new Promise<unknown>((resolve, reject) => {
       // A stale caller (an EntityManager kept past its transaction) must not reach the next owner's session.
@@ -159,10 +159,8 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
     },
     literal: (value) => connection.escapeLiteral(value),
     run,
-    readWithCommit: (text) => {
-      const holder = { rows: null };
-      if (mine()) read = { text, holder };
-      return holder;
+    readWithCommit: (text, into) => {
+      if (mine()) read = { text, into };
     },
     async commit() {
       const final = read;
@@ -179,7 +177,7 @@ export function attachStatementPrefixTo(connection: PgConnection, options: { def
         await run('rollback').catch(() => undefined);
         throw error;
       }
-      final.holder.rows = (results as { rows: Record<string, unknown>[] }[])[0]!.rows;
+      final.into.rows = (results as { rows: Record<string, unknown>[] }[])[0]!.rows;
     },
     exclusive: () => {
       if (mine()) state.exclusive = true;
