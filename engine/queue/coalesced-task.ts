@@ -34,6 +34,9 @@ export function createCoalescedTask(pass: () => Promise<void>, onError: (error: 
   };
 
   const run = (): void => {
+    // A timer can fire a millisecond or two early by Date.now() (libuv counts from the loop's cached time, taken
+    // before setTimeout was called): wait out the rest of the gap rather than start too soon.
+    if (lastStart + minGapMs > Date.now()) return schedule();
     scheduled = null;
     lastStart = Date.now();
     running = pass()
