@@ -6,11 +6,13 @@
  *
  * Run: `node --max-semi-space-size=64 --import tsx bench/dispatch-timeline.ts` (`BENCH_TIMELINE_DRIVERS`,
  * `BENCH_TIMELINE_SAMPLES`, `BENCH_TIMELINE_STRATEGY=load-balanced` change the fleet, the series, the strategy;
+ * V8's helper threads are lowered as `npm start` lowers them, unless `BENCH_HELPER_PRIORITY=default`;
  * `BENCH_TIMELINE_HISTORY=2000` runs on a site with that many jobs dispatched before, as `BENCH_DISPATCH_HISTORY`;
  * `BENCH_TIMELINE_ANALYZE=before|after` analyzes the tables before or after the warm-up; `BENCH_TIMELINE_SENT=<prefix>`
  * writes the explained dispatches' round trips as sent).
  */
 import { writeFileSync } from 'node:fs';
+import { lowerHelperThreadPriority } from '../app/helper-thread-priority.ts';
 import { dispatchDeps } from '../engine/dispatch/dispatch-deps.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
@@ -90,6 +92,8 @@ function summarize(timelines: Timeline[], commandPid: (t: Timeline) => number | 
 }
 
 async function main(): Promise<void> {
+  // As `npm start` and bench:dispatch do first; `BENCH_HELPER_PRIORITY=default` leaves V8's helper threads at the default priority.
+  if (process.env.BENCH_HELPER_PRIORITY !== 'default') progress(`${lowerHelperThreadPriority()} helper threads at the lowest CPU priority`);
   const { cleanups, cleanup } = prepareRun(progress);
   try {
     const database = await createBenchDatabase();
