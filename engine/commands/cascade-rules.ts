@@ -50,10 +50,11 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
  * The phases of the job's stops after `applied`. Rows that leave another stop open are not trusted as they are: a
  * driver completing that stop at the same moment read this one open as well (READ COMMITTED), and both would leave
  * the job open for good. So the moves of one job's stops take turns (a transaction-level advisory lock on the job)
- * and look at the phases again once the lock is held: of two such moves the second sees the first's stop. When the
- * stop move's reads tell the phases, that look is `job_stops_left_open` (migration 0034), queued with the command's
- * next statement (the COMMIT, as a rule): it fails the command, which runs again on reads, if every stop ended
- * meanwhile; no round trip of its own. Otherwise the phases are read under the lock, which travels with that read.
+ * and look at the phases again once the lock is held: of two such moves the second sees the first's stop (the lock's
+ * key is `job_stops_turn_key`, migration 0035, which both ways below take). When the stop move's reads tell the
+ * phases, that look is `job_stops_left_open` (migration 0034), queued with the command's next statement (the COMMIT,
+ * as a rule): it fails the command, which runs again on reads, if every stop ended meanwhile; no round trip of its
+ * own. Otherwise the phases are read under the lock, which travels with that read.
  * Not the job row's lock: a move holds its stop and an office's cancel holds the job while it cancels the stops, so
  * that order deadlocked on every concurrent pair.
  */
@@ -64,7 +65,7 @@ async function stopPhasesAfter(scope: CommandScope, applied: Applied, jobId: str
     await sendWithNext(scope.em, 'select job_stops_left_open(?, ?)', [jobId, scope.siteId]);
     return known;
   }
-  await sendWithNext(scope.em, 'select pg_advisory_xact_lock(hashtext(?))', [`job-stops:${scope.siteId}:${jobId}`]);
+  await sendWithNext(scope.em, 'select pg_advisory_xact_lock(job_stops_turn_key(?, ?))', [jobId, scope.siteId]);
   return phasesOf(scope, 'select phase from stop where job_id = ? and site_id = ?', jobId);
 }
 

@@ -15,6 +15,7 @@ import { recordDispatchWrite } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { executePrepared } from './prepared-statement.ts';
 import { DRIVER_DAY_STATEMENT, driverDayArgs } from './driver-day-statement.ts';
+import { driverDayLockKey } from '../routes/driver-day-lock.ts';
 
 type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
 type Row = { target: EntityRow | null; current_workflow_id: string | null; job_row: EntityRow | null; moved_stops: EntityRow[]; route_row: EntityRow | null; also_inserted: unknown };
@@ -49,7 +50,7 @@ export async function dispatchToDriverDay(
   const routeId = newId('route');
   const record = dispatchColumnValues(scope, input.dispatch, DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: workflow && initial ? workflow.id : null, initial, routeMove, record });
-  const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [`route:${siteId}:${day.driverUserId}:${day.serviceDate}`]);
+  const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [driverDayLockKey(siteId, day)]);
   const [row] = await executePrepared<Row>(em, DRIVER_DAY_STATEMENT, args, lock);
   if (!row) throw OptimisticLockError.lockFailed('Job');
 

@@ -15,6 +15,7 @@ import { rememberDriverDayRoute, takeDriverDayRoute } from './driver-day-routes.
 import { driverDayArgs, PLANNED_DRIVER_DAY_STATEMENT } from './driver-day-statement.ts';
 import { asJsonb } from '../../persistence/jsonb-order.ts';
 import { preparedStatements } from './prepared-statement.ts';
+import { driverDayLockKey } from '../routes/driver-day-lock.ts';
 
 type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
 
@@ -50,7 +51,7 @@ export async function dispatchPlanned(
   const fields = input.recordFor(routeId);
   const record = dispatchColumnValues(scope, fields, DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: joined ? null : workflow.id, initial, routeMove, record, now });
-  const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [`route:${siteId}:${day.driverUserId}:${day.serviceDate}`]);
+  const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [driverDayLockKey(siteId, day)]);
   const statements = await preparedStatements(em, PLANNED_DRIVER_DAY_STATEMENT, [...args, routeId, joined ? joined.version : null], lock);
   // A command's own transaction (the one with `planAhead`) always has a statement queue: a plan is never dropped.
   if (!deferStatements(em, ...statements)) throw new Error('a planned dispatch outside a command transaction');

@@ -80,9 +80,10 @@ async function completeWhenJobsDone(scope: CommandScope, applied: Applied, route
  * as they are: a driver finishing that job at the same moment read this one open as well (READ COMMITTED), and the
  * route would stay open for good. So such moves take turns (a transaction-level advisory lock on the route, not its
  * row's lock, which route-wide commands take before their jobs') and look at the phases again once the lock is held:
- * of two such moves the second sees the first's job. When the stop move's reads tell the phases, that look is
- * `route_jobs_left_open` (migration 0034), queued with the command's next statement: it fails the command, which
- * runs again on reads, if every job ended meanwhile. Otherwise the phases are read under the lock.
+ * of two such moves the second sees the first's job (the lock's key is `route_jobs_turn_key`, migration 0035, which
+ * both ways below take). When the stop move's reads tell the phases, that look is `route_jobs_left_open` (migration
+ * 0034), queued with the command's next statement: it fails the command, which runs again on reads, if every job
+ * ended meanwhile. Otherwise the phases are read under the lock.
  */
 async function jobPhasesAfter(scope: CommandScope, routeId: string, known: string[] | undefined): Promise<string[]> {
   if (known && known.length > 0 && known.every((phase) => TERMINAL_PHASES.has(phase))) return known;
@@ -90,7 +91,7 @@ async function jobPhasesAfter(scope: CommandScope, routeId: string, known: strin
     await sendWithNext(scope.em, 'select route_jobs_left_open(?, ?)', [routeId, scope.siteId]);
     return known;
   }
-  await sendWithNext(scope.em, 'select pg_advisory_xact_lock(hashtext(?))', [`route-jobs:${scope.siteId}:${routeId}`]);
+  await sendWithNext(scope.em, 'select pg_advisory_xact_lock(route_jobs_turn_key(?, ?))', [routeId, scope.siteId]);
   const rows = await scope.em.execute<{ phase: string }[]>('select phase from job where route_id = ? and site_id = ? and deleted_at is null', [routeId, scope.siteId]);
   return rows.map((row) => row.phase);
 }

@@ -6,6 +6,7 @@ import { assertJobOpen, attachJob, detachJob, loadRouteJob, type RouteJobRow } f
 import { assertServiceDate } from './route-service.ts';
 import { assertRouteOpen, findRoute, insertRouteUnlessOpen, syncTouchedVersion, writeRouteChange } from './route-records.ts';
 import { routeFromRow, type RouteRecord } from './route-view.ts';
+import { driverDayLockKey } from './driver-day-lock.ts';
 
 export type { RouteRecord } from './route-view.ts';
 
@@ -39,7 +40,7 @@ export async function lockDriverDay(scope: CommandScope, day: { driverUserId: st
     `select l.current_workflow_id, r.* from (
        select pg_advisory_xact_lock(hashtext(?)) as locked, (select id from workflow where site_id = ? and entity_type = 'route' and is_current) as current_workflow_id offset 0) l
      left join lateral (${OPEN_ROUTE_SQL}) r on true`,
-    [`route:${scope.siteId}:${day.driverUserId}:${day.serviceDate}`, scope.siteId, scope.siteId, day.driverUserId, day.serviceDate],
+    [driverDayLockKey(scope.siteId, day), scope.siteId, scope.siteId, day.driverUserId, day.serviceDate],
   );
   if (row?.id) return { route: routeFromRow(row) };
   if (!row?.current_workflow_id) throw DomainError.notFound('Workflow', 'route');

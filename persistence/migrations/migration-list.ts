@@ -32,6 +32,7 @@ import { DriverProfileFleetVersion0031 } from './0031-driver-profile-fleet-versi
 import { ChangeXidCollation0032 } from './0032-change-xid-collation.ts';
 import { DispatchTeamCheck0033 } from './0033-dispatch-team-check.ts';
 import { CascadeChecks0034 } from './0034-cascade-checks.ts';
+import { TurnLockKeys0035 } from './0035-turn-lock-keys.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -68,4 +69,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0032-change-xid-collation', class: ChangeXidCollation0032 },
   { name: '0033-dispatch-team-check', class: DispatchTeamCheck0033 },
   { name: '0034-cascade-checks', class: CascadeChecks0034 },
+  { name: '0035-turn-lock-keys', class: TurnLockKeys0035 },
 ];

@@ -15,6 +15,7 @@ import { workflowById } from '../../../engine/workflow/workflow.service.ts';
 import { inTenantScope } from '../../../persistence/tenant-scope.ts';
 import { useOneSite } from '../../support/one-site.ts';
 import { createDriver, createVehicle, jobAt, type TestDriver } from '../../http/dispatch-fixtures.ts';
+import { driverDayLockKey } from '../../../engine/routes/driver-day-lock.ts';
 
 /**
  * The one-statement dispatch write (`dispatchToDriverDay`, `writeDispatchAtOnce`) and the same write planned from the
@@ -209,7 +210,7 @@ async function whileAnotherCommandAddsStops(route: { id: string; service_date: s
   const orm = site.server.services.db.orm;
   let dispatched: Promise<Outcome> | undefined;
   await inTenantScope(orm, { siteId: site.acme.site.id }, async (em) => {
-    if (holding === 'driver-day lock') await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`route:${site.acme.site.id}:${busy.id}:${route.service_date}`]);
+    if (holding === 'driver-day lock') await em.execute('select pg_advisory_xact_lock(hashtext(?))', [driverDayLockKey(site.acme.site.id, { driverUserId: busy.id, serviceDate: route.service_date })]);
     else await em.execute('select id from route where id = ? for update', [route.id]);
     await em.execute(
       `insert into route_stop (stop_id, site_id, route_id, job_id, position)
