@@ -76,6 +76,8 @@ SiteApi.prototype.raw = async function (method, path, body, credential) {
   if (!counting && (name === 'PUT /api/driver/status' || name === 'POST /api/job')) {
     counting = true;
     dayStartedMs = performance.now();
+    // The day starts here: the setup before it is not time at zero calls in flight.
+    lastChange = dayStartedMs;
   }
   if (!counting) return raw.call(this, method, path, body, credential);
   const tally = tallies.get(name) ?? { calls: 0, latencyMs: 0, statements: 0, aloneMs: 0 };
