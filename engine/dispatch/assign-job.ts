@@ -3,8 +3,9 @@ import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
 import { jobFromRow } from '../jobs/job-view.ts';
 import { joinRouteWithDriver, loadRoute, openDriverDayRoute, type RouteRecord } from '../routes/route-membership.ts';
-import { dispatchInsert, insertDispatch, recordInsertedDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import { dispatchInsert, insertDispatch, recordInsertedDispatch, recordWrittenDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
 import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
+import type { CompletionColumn } from './dispatch-columns.ts';
 import { namedDecision } from './decide.ts';
 import type { DriverFacts } from './driver-facts.ts';
 import { driverFacts, indexedDriverFacts } from './driver-index.ts';
@@ -26,6 +27,8 @@ export type AssignInput = {
   decision?: DispatchDecision;
   /** Complete this pending record (a delayed dispatch, a pool offer) instead of inserting one. */
   dispatchId?: string;
+  /** The record `dispatchId` names as this command last wrote it, so locked by it (a claimed pool offer): completed by the dispatch's own statement. */
+  pending?: DispatchRow;
   /** The driver took the job themself (a pool claim): acceptance is recorded at once. */
   acceptedByDriver?: boolean;
   /** Read and checked earlier in this transaction (a strategy decision): not read again. */
@@ -70,8 +73,11 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   // A new record with nothing to supersede first is inserted by the join's statement (its audit and event are
   // still recorded after the moves, in the order they happen).
   const insertWithJoin = !input.dispatchId && !supersede;
+  // Likewise a pending record this command holds is completed by that statement (as `updateDispatch` would after it).
+  const pending = input.pending !== undefined && input.pending.id === input.dispatchId && !supersede ? input.pending : undefined;
   const now = scope.clock.now();
   const accepted = input.acceptedByDriver === true;
+  // Exactly the columns a completion in the dispatch's statement writes (`satisfies`: none missing, none extra).
   const fieldsFor = (routeId: string | null) => ({
     job_id: job.id,
     route_id: routeId,
@@ -84,14 +90,14 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     driver_accepted_at: accepted ? now : null,
     dispatched_at: now,
     decision: input.decision ?? namedDecision(accepted ? 'claim' : 'manual', driver, now),
-  });
+  }) satisfies Record<CompletionColumn, unknown>;
   const recordFor = (routeId: string | null) => ({ ...fieldsFor(routeId), method: input.method });
   const day = { driverUserId: driver.userId, vehicleId, serviceDate: serviceDate(scope, job, timezone), teamId: input.teamId ?? null };
   // With the workflow states read with the job, the route's creation or join and every move go in one statement.
-  const plan = insertWithJoin ? await planJobDispatch(scope, job) : null;
+  const plan = insertWithJoin || pending ? await planJobDispatch(scope, job) : null;
   let written: { route: RouteRecord; inserted: unknown };
   if (plan) {
-    written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, routeWorkflowId: loaded.routeWorkflowId, recordFor });
+    written = await dispatchAtOnce(scope, plan, { routeId: input.routeId, day, driverUserId: driver.userId, routeWorkflowId: loaded.routeWorkflowId, recordFor, pending });
   } else {
     // This path does not say what it left of the driver's route: the next dispatch to the day reads it.
     if (!input.routeId) forgetDriverDayRoute(scope, day);
@@ -102,11 +108,12 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   const fields = fieldsFor(route.id);
 
   if (supersede) await supersedeOthers(scope, job.id, input.dispatchId);
-  const dispatch = insertWithJoin
-    ? recordInsertedDispatch(scope, inserted as DispatchRow)
-    : input.dispatchId
-      ? await updateDispatch(scope, input.dispatchId, fields, "status = 'pending' and is_active", [], 'dispatch')
-      : await insertDispatch(scope, { ...fields, method: input.method });
+  let dispatch: DispatchRow | null;
+  if (insertWithJoin) dispatch = recordInsertedDispatch(scope, inserted as DispatchRow);
+  // Completed by the statement (no row: no longer pending), recorded as `updateDispatch` records it; `pending` is the row before.
+  else if (plan && pending) dispatch = inserted ? recordWrittenDispatch(scope, 'dispatch', pending, inserted as DispatchRow) : null;
+  else if (input.dispatchId) dispatch = await updateDispatch(scope, input.dispatchId, fields, "status = 'pending' and is_active", [], 'dispatch');
+  else dispatch = await insertDispatch(scope, { ...fields, method: input.method });
   if (!dispatch) throw DomainError.conflict('DISPATCH_CHANGED', `Dispatch ${input.dispatchId} is no longer pending`);
   return { dispatch, route, driver, job };
 }

@@ -5,7 +5,8 @@ import type { RouteRecord } from '../routes/route-view.ts';
 import { dispatchToDriverDay } from './dispatch-driver-day.ts';
 import { dispatchPlanned } from './dispatch-planned.ts';
 import type { JobDispatchPlan } from './dispatch-plan.ts';
-import { dispatchInsert, type NewDispatch } from './dispatch-record.ts';
+import { dispatchInsert, type DispatchRow, type NewDispatch } from './dispatch-record.ts';
+import { dispatchCompletion } from './dispatch-completion.ts';
 import { writeDispatchAtOnce } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { rememberDriverDayRoute } from './driver-day-routes.ts';
@@ -19,6 +20,8 @@ export type AtOnceInput = {
   routeWorkflowId: string | null;
   /** The caller's dispatch record for the route the job goes to (null: the statement names the route itself). */
   recordFor(routeId: string | null): NewDispatch;
+  /** The pending record to complete with `recordFor`'s fields instead of inserting one (a claimed pool offer: as this command last wrote it, locked). */
+  pending?: DispatchRow | undefined;
 };
 
 /**
@@ -36,7 +39,7 @@ export async function dispatchAtOnce(scope: CommandScope, plan: JobDispatchPlan,
   } else {
     const planned = await dispatchPlanned(scope, plan, input);
     if (planned) return planned;
-    const written = await dispatchToDriverDay(scope, plan, { day: input.day, driverUserId: input.driverUserId, routeWorkflowId: input.routeWorkflowId, dispatch: input.recordFor(null) });
+    const written = await dispatchToDriverDay(scope, plan, { day: input.day, driverUserId: input.driverUserId, routeWorkflowId: input.routeWorkflowId, dispatch: input.recordFor(null), pending: input.pending });
     if (!('place' in written)) {
       rememberDriverDayRoute(scope, input.day, written.route);
       return written;
@@ -44,7 +47,8 @@ export async function dispatchAtOnce(scope: CommandScope, plan: JobDispatchPlan,
     place = written.place;
   }
   const routeId = 'route' in place ? place.route.id : place.routeId;
-  const written = await writeDispatchAtOnce(scope, plan, place, input.driverUserId, dispatchInsert(scope, input.recordFor(routeId)));
+  const record = input.pending ? dispatchCompletion(scope, input.pending, input.recordFor(routeId)) : dispatchInsert(scope, input.recordFor(routeId));
+  const written = await writeDispatchAtOnce(scope, plan, place, input.driverUserId, record);
   if (!input.routeId) rememberDriverDayRoute(scope, input.day, written.route);
   return written;
 }

@@ -19,6 +19,17 @@ export const DISPATCH_COLUMN_TYPES: Record<Column, string> = {
 /** The columns a new record's insert writes besides id, site, route and timestamps (`dispatchColumnValues` order). */
 export const DISPATCH_VALUE_COLUMNS = DISPATCH_COLUMNS.filter((c) => c !== 'route_id');
 
+/** The columns a dispatch writes when it completes a pending record (a claimed pool offer) instead of inserting one. */
+export const COMPLETION_COLUMNS = [
+  'job_id', 'route_id', 'team_id', 'assigned_to_driver_id', 'assigned_to_vehicle_id', 'status', 'require_confirmation', 'driver_accepted',
+  'driver_accepted_at', 'dispatched_at', 'decision',
+] as const satisfies readonly Column[];
+
+export type CompletionColumn = (typeof COMPLETION_COLUMNS)[number];
+
+/** The completion's columns besides the route (the statement that chooses the route writes it). */
+export const COMPLETION_VALUE_COLUMNS = COMPLETION_COLUMNS.filter((c) => c !== 'route_id');
+
 /**
  * A new record's id and values as `dispatchInsert` writes them: `values` in `columns` order (decision and plan as
  * JSON text, unset flags false, the rest null), the acting user as its creator unless given.

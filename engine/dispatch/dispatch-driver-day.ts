@@ -10,11 +10,12 @@ import { workflowById } from '../workflow/workflow.service.ts';
 import { DISPATCH_VALUE_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import { planDispatchMove } from './dispatch-moves.ts';
 import type { JobDispatchPlan } from './dispatch-plan.ts';
-import type { NewDispatch } from './dispatch-record.ts';
+import type { DispatchRow, NewDispatch } from './dispatch-record.ts';
+import { completionValues } from './dispatch-completion.ts';
 import { recordDispatchWrite } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { executePrepared } from './prepared-statement.ts';
-import { DRIVER_DAY_STATEMENT, driverDayArgs } from './driver-day-statement.ts';
+import { COMPLETING_DRIVER_DAY_STATEMENT, DRIVER_DAY_STATEMENT, driverDayArgs } from './driver-day-statement.ts';
 import { driverDayLockKey } from '../routes/driver-day-lock.ts';
 
 type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
@@ -28,7 +29,8 @@ type Row = { target: EntityRow | null; current_workflow_id: string | null; job_r
  * - created already dispatched when the driver has none, in the site's current route workflow (`routeWorkflowId`,
  *   read with the job: the statement creates nothing if it is no longer current),
  * with the job's stops placed, the job's and its stops' moves and the caller's dispatch record, each row under its
- * version check. Runs as a prepared statement (`DRIVER_DAY_STATEMENT`).
+ * version check. Runs as a prepared statement (`DRIVER_DAY_STATEMENT`; with `pending`, `COMPLETING_DRIVER_DAY_STATEMENT`,
+ * which completes that record instead of inserting one: `also_inserted` is then null when it was no longer pending).
  * @returns what was written, or, having written nothing (the lock is held): the place to write to with
  *   `writeDispatchAtOnce`, i.e. the driver's route when it is still unassigned (its move is planned from its row),
  *   or a new route in the current workflow when that was not `routeWorkflowId`
@@ -38,7 +40,7 @@ type Row = { target: EntityRow | null; current_workflow_id: string | null; job_r
 export async function dispatchToDriverDay(
   scope: CommandScope,
   plan: JobDispatchPlan,
-  input: { day: DriverDay; driverUserId: string; routeWorkflowId: string | null; dispatch: NewDispatch },
+  input: { day: DriverDay; driverUserId: string; routeWorkflowId: string | null; dispatch: NewDispatch; pending?: DispatchRow | undefined },
 ): Promise<Written | { place: RoutePlace }> {
   const { em, siteId } = scope;
   const { job } = plan;
@@ -48,10 +50,10 @@ export async function dispatchToDriverDay(
   const initial = workflow?.states.find((s) => s.is_initial) ?? null;
   const routeMove = workflow && initial ? (planDispatchMove(workflow, 'route', initial.key, 'system') ?? null) : null;
   const routeId = newId('route');
-  const record = dispatchColumnValues(scope, input.dispatch, DISPATCH_VALUE_COLUMNS);
+  const record = input.pending ? completionValues(scope, input.pending, input.dispatch) : dispatchColumnValues(scope, input.dispatch, DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: workflow && initial ? workflow.id : null, initial, routeMove, record });
   const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [driverDayLockKey(siteId, day)]);
-  const [row] = await executePrepared<Row>(em, DRIVER_DAY_STATEMENT, args, lock);
+  const [row] = await executePrepared<Row>(em, input.pending ? COMPLETING_DRIVER_DAY_STATEMENT : DRIVER_DAY_STATEMENT, args, lock);
   if (!row) throw OptimisticLockError.lockFailed('Job');
 
   const target = row.target ? routeFromRow(row.target) : null;

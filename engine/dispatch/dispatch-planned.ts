@@ -8,11 +8,12 @@ import { workflowById } from '../workflow/workflow.service.ts';
 import { DISPATCH_VALUE_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import { planDispatchMove } from './dispatch-moves.ts';
 import type { JobDispatchPlan } from './dispatch-plan.ts';
-import type { NewDispatch } from './dispatch-record.ts';
+import type { DispatchRow, NewDispatch } from './dispatch-record.ts';
+import { completedRow, completionValues } from './dispatch-completion.ts';
 import { recordDispatchWrite } from './dispatch-write.ts';
 import type { DriverDay, RoutePlace } from './driver-day-route.ts';
 import { rememberDriverDayRoute, takeDriverDayRoute } from './driver-day-routes.ts';
-import { driverDayArgs, PLANNED_DRIVER_DAY_STATEMENT } from './driver-day-statement.ts';
+import { driverDayArgs, PLANNED_COMPLETING_DRIVER_DAY_STATEMENT, PLANNED_DRIVER_DAY_STATEMENT } from './driver-day-statement.ts';
 import { asJsonb } from '../../persistence/jsonb-order.ts';
 import { preparedStatements } from './prepared-statement.ts';
 import { driverDayLockKey } from '../routes/driver-day-lock.ts';
@@ -32,7 +33,7 @@ type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
 export async function dispatchPlanned(
   scope: CommandScope,
   plan: JobDispatchPlan,
-  input: { day: DriverDay; driverUserId: string; routeWorkflowId: string | null; recordFor(routeId: string): NewDispatch },
+  input: { day: DriverDay; driverUserId: string; routeWorkflowId: string | null; recordFor(routeId: string): NewDispatch; pending?: DispatchRow | undefined },
 ): Promise<Written | null> {
   const { em, siteId, planAhead } = scope;
   const { job } = plan;
@@ -49,10 +50,12 @@ export async function dispatchPlanned(
   const routeMove = initial ? (planDispatchMove(workflow, 'route', initial.key, 'system') ?? null) : null;
   const routeId = joined ? joined.id : newId('route');
   const fields = input.recordFor(routeId);
-  const record = dispatchColumnValues(scope, fields, DISPATCH_VALUE_COLUMNS);
+  const { pending } = input;
+  const record = pending ? completionValues(scope, pending, fields) : dispatchColumnValues(scope, fields, DISPATCH_VALUE_COLUMNS);
   const args = driverDayArgs(scope, { plan, day, driverUserId: input.driverUserId, routeId, workflowId: joined ? null : workflow.id, initial, routeMove, record, now });
   const lock = formatSql(em, 'select pg_advisory_xact_lock(hashtext(?))', [driverDayLockKey(siteId, day)]);
-  const statements = await preparedStatements(em, PLANNED_DRIVER_DAY_STATEMENT, [...args, routeId, joined ? joined.version : null], lock);
+  const statement = pending ? PLANNED_COMPLETING_DRIVER_DAY_STATEMENT : PLANNED_DRIVER_DAY_STATEMENT;
+  const statements = await preparedStatements(em, statement, [...args, routeId, joined ? joined.version : null], lock);
   // A command's own transaction (the one with `planAhead`) always has a statement queue: a plan is never dropped.
   if (!deferStatements(em, ...statements)) throw new Error('a planned dispatch outside a command transaction');
 
@@ -73,7 +76,9 @@ export async function dispatchPlanned(
   const place: RoutePlace = joined ? { route: joined, created: false } : { day, workflowId: workflow.id, routeId };
   recordDispatchWrite(scope, plan, place, { workflow, initial, routeMove, routeRow: null, route, jobRow, stopRows });
   rememberDriverDayRoute(scope, day, route);
-  const inserted = { id: record.id, site_id: siteId, ...dispatchValues(record.values, fields), route_id: routeId, is_active: true, version: 1, created_at: now, updated_at: now };
+  const inserted = pending
+    ? completedRow(pending, fields, record.values, routeId, now)
+    : { id: record.id, site_id: siteId, ...dispatchValues(record.values, fields), route_id: routeId, is_active: true, version: 1, created_at: now, updated_at: now };
   return { jobRow, route, inserted };
 }
 

@@ -66,14 +66,18 @@ export function dispatchInsert(scope: CommandScope, values: NewDispatch): { sql:
 
 const TIMESTAMPS = ['driver_accepted_at', 'dispatch_at', 'dispatched_at', 'completed_at', 'posted_at', 'created_at', 'updated_at'] as const;
 
+/** Records an inserted dispatch (audit record, `dispatch:created`): see {@link recordWrittenDispatch}. */
+export const recordInsertedDispatch = (scope: CommandScope, inserted: DispatchRow): DispatchRow => recordWrittenDispatch(scope, 'create', null, inserted);
+
 /**
- * Records an inserted dispatch (audit record, `dispatch:created`); a row that came back as JSON (`to_jsonb`) gets
- * its timestamps as dates first, as a plain `returning *` gives them.
+ * Records a dispatch written inside another statement as `insertDispatch` (`before` null) or `updateDispatch`
+ * (`action`, the row `before` the change) record theirs; a row that came back as JSON (`to_jsonb`) gets its
+ * timestamps as dates first, as a plain `returning *` gives them.
  */
-export function recordInsertedDispatch(scope: CommandScope, inserted: DispatchRow): DispatchRow {
-  const row = { ...inserted };
+export function recordWrittenDispatch(scope: CommandScope, action: string, before: DispatchRow | null, written: DispatchRow): DispatchRow {
+  const row = { ...written };
   for (const column of TIMESTAMPS) if (typeof row[column] === 'string') row[column] = new Date(row[column]);
-  record(scope, 'create', null, row);
+  record(scope, action, before, row);
   return row;
 }
 

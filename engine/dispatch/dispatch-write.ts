@@ -17,7 +17,8 @@ type Written = { jobRow: EntityRow; route: RouteRecord; inserted: unknown };
  * A dispatch's writes in one statement, from the rows the decision read (`plan`): the route created when the driver
  * has none for the day, the job's stops appended to the route's order, the job's route, driver and `dispatch` move,
  * its pending stops' `dispatch` moves (the cascade rule), the route's change record and its own `dispatch` move when
- * it was still unassigned, and the caller's dispatch record insert. The same rows, versions, audit records and
+ * it was still unassigned, and the caller's dispatch record (`insert`: an insert, or a pending record's completion,
+ * as a CTE returning the row). The same rows, versions, audit records and
  * events, in the same order, as the step-by-step path (`insertRouteUnlessOpen`, `joinRouteWithDriver`,
  * `applyTransition` + `applyCascades`, `dispatchRoute`), which took up to seven round trips.
  * Every row is written under its version check (a new route: under "no open route for the day"): a concurrent

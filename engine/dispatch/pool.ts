@@ -91,6 +91,8 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
     method: 'opt-in',
     requireConfirmation: false,
     dispatchId,
+    // The claim's row, locked by its UPDATE: the dispatch completes it in its own statement.
+    pending: claimed,
     acceptedByDriver: true,
   });
 }
