@@ -8,7 +8,7 @@ import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
 import type { CompletionColumn } from './dispatch-columns.ts';
 import { namedDecision } from './decide.ts';
 import type { DriverFacts } from './driver-facts.ts';
-import { driverFacts, indexedDriverFacts } from './driver-index.ts';
+import { driverFacts, indexedDriverFacts, type IndexedDrivers } from './driver-index.ts';
 import { planJobDispatch } from './dispatch-plan.ts';
 import { dispatchAtOnce } from './dispatch-at-once.ts';
 import { forgetDriverDayRoute } from './driver-day-routes.ts';
@@ -36,7 +36,7 @@ export type AssignInput = {
 };
 
 /** What an assignment reads first: the job, the driver, the site's time zone and current route workflow (null: not read). */
-type Loaded = { job: JobTarget; driver: DriverFacts | undefined; timezone: string; routeWorkflowId: string | null };
+export type Loaded = { job: JobTarget; driver: DriverFacts | undefined; timezone: string; routeWorkflowId: string | null };
 
 export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: DriverFacts; job: JobTarget };
 
@@ -128,11 +128,15 @@ async function joinAndMove(scope: CommandScope, opened: { route: RouteRecord; cr
 }
 
 async function loadForAssignment(scope: CommandScope, input: AssignInput): Promise<Loaded> {
-  const indexed = await indexedDriverFacts(scope.em, scope.siteId, { jobId: input.jobId });
-  const driver = indexed.drivers.find((d) => d.userId === input.driverId);
+  return loadedFrom(await indexedDriverFacts(scope.em, scope.siteId, { jobId: input.jobId }), input.jobId, input.driverId);
+}
+
+/** What an assignment of `jobId` to `driverId` needs, from a read of the index that carried the job's rows. @throws DomainError 404 (job) */
+export function loadedFrom(indexed: IndexedDrivers, jobId: string, driverId: string): Loaded {
+  const driver = indexed.drivers.find((d) => d.userId === driverId);
   // The index's objects change in place as later reads apply changes: the assignment keeps its own copy.
   const copy = driver ? driverFacts(driver, driver.availability, driver.position, driver.load, driver.busy) : undefined;
-  return { job: toJobTarget(indexed.jobRows, input.jobId), driver: copy, timezone: indexed.timezone, routeWorkflowId: indexed.routeWorkflowId };
+  return { job: toJobTarget(indexed.jobRows, jobId), driver: copy, timezone: indexed.timezone, routeWorkflowId: indexed.routeWorkflowId };
 }
 
 /**

@@ -98,18 +98,32 @@ export async function updateDispatch(
   action = 'update',
   withJob = false,
 ): Promise<DispatchRow | null> {
+  const { sql, params } = dispatchUpdate(scope, id, changes, condition, conditionParams, withJob);
+  const [row] = await scope.em.execute<UpdatedDispatchRow[]>(sql, params);
+  return recordUpdatedDispatch(scope, action, row);
+}
+
+/** A row of {@link dispatchUpdate}'s statement: the dispatch after the change, the row before, and its job when asked for. */
+export type UpdatedDispatchRow = DispatchRow & { before_row: DispatchRow; job_row?: EntityRow | null };
+
+/** The statement of {@link updateDispatch}, for a caller that sends it with another one; record its row with {@link recordUpdatedDispatch}. */
+export function dispatchUpdate(scope: CommandScope, id: string, changes: Partial<DispatchRow>, condition: string, conditionParams: unknown[], withJob = false): { sql: string; params: unknown[] } {
   const entries = Object.entries(changes);
   const sets = [...entries.map(([column]) => `${column} = ?`), 'version = version + 1', 'updated_at = ?'];
   const values = entries.map(([column, value]) => (column === 'decision' || column === 'plan' ? JSON.stringify(value) : value));
   const job = withJob ? ', (select to_jsonb(j) from job j where j.id = d.job_id and j.site_id = d.site_id and j.deleted_at is null) as job_row' : '';
   // The CTE's columns have names of their own so that `condition` (unqualified columns) can only mean the dispatch.
-  const [row] = await scope.em.execute<(DispatchRow & { before_row: DispatchRow; job_row?: EntityRow | null })[]>(
-    `with prior as (select d.id as prior_id, to_jsonb(d) as before_row${job} from dispatch d where d.id = ? and d.site_id = ?)
+  return {
+    sql: `with prior as (select d.id as prior_id, to_jsonb(d) as before_row${job} from dispatch d where d.id = ? and d.site_id = ?)
      update dispatch set ${sets.join(', ')} from prior
      where dispatch.id = prior.prior_id and dispatch.site_id = ? and (${condition})
      returning dispatch.*, prior.before_row${withJob ? ', prior.job_row' : ''}`,
-    [id, scope.siteId, ...values, new Date(), scope.siteId, ...conditionParams],
-  );
+    params: [id, scope.siteId, ...values, new Date(), scope.siteId, ...conditionParams],
+  };
+}
+
+/** Records the row of a {@link dispatchUpdate} statement (audit record, `dispatch:updated`) as `action`; null when no row was changed. */
+export function recordUpdatedDispatch(scope: CommandScope, action: string, row: UpdatedDispatchRow | undefined): DispatchRow | null {
   if (!row) return null;
   const { before_row: before, job_row: jobRow, ...after } = row;
   if (jobRow) jobsRead.set(after, jobRow);

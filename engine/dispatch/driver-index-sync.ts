@@ -3,7 +3,7 @@ import type { Availability } from '../../machines/driver-availability.machine.ts
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
 import type { DriverFacts } from './driver-facts.ts';
 import { JOB_TARGET_SQL, type JobTargetRow } from './job-target.ts';
-import { executePrepared, inlined } from './prepared-statement.ts';
+import { executePrepared, executePreparedThen, inlined, type RawStatement } from './prepared-statement.ts';
 
 /** What rarely changes about a driver: cached per site, reloaded when the site's fleet version moves. */
 export type SlowFacts = Omit<DriverFacts, 'availability' | 'position' | 'load' | 'busy'>;
@@ -30,7 +30,16 @@ export type SiteHead = {
   jobRows: JobTargetRow[];
   /** The site's current route workflow (a route a dispatch creates starts in it); null when the site has none. */
   routeWorkflowId: string | null;
+  /** The rows of the statement sent after the read ({@link OfferRead}'s `after`); none without one. */
+  after: Record<string, unknown>[];
 };
+
+/**
+ * The job asked for as the job of a dispatch record (a pool offer), and a statement to run right after the read in
+ * the same round trip (the claim's UPDATE): the read then runs before the transaction writes, so the shared driver
+ * index may take its snapshot.
+ */
+export type OfferRead = { offerId: string; after?: RawStatement };
 
 /**
  * Changed since the snapshot `$1` (a `pg_snapshot` as text). The upper bound is true of every row the statement can
@@ -69,14 +78,15 @@ const OPEN_JOB = "j.phase in ('assigned', 'in_progress') and j.deleted_at is nul
  */
 const CHANGED_JOB_SITE = 'j.site_id collate "C" = s.id';
 
-/** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (with `job`). */
-function headSql(changes: boolean, job: boolean): string {
+/** The head statement: `$1` the snapshot (with `changes`), `$2` the site, `$3` the job (`job: 'id'`) or the dispatch record whose job it is (`'offer'`). */
+function headSql(changes: boolean, job: 'id' | 'offer' | null): string {
   const states = changes ? CHANGED_STATES : 'driver_state d where d.site_id = s.id';
   const jobSite = changes ? CHANGED_JOB_SITE : 'j.site_id = s.id';
   const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
   const lost = changes ? 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin($1::pg_snapshot))' : 'false';
   let next = 0;
-  const jobTarget = JOB_TARGET_SQL.replace(/\?/g, () => ['$2::text', '$3::text', '$2::text'][next++]!);
+  const jobId = job === 'offer' ? '(select d.job_id from dispatch d where d.id = $3::text and d.site_id = $2::text)' : '$3::text';
+  const jobTarget = JOB_TARGET_SQL.replace(/\?/g, () => ['$2::text', jobId, '$2::text'][next++]!);
   return `select s.timezone, v.version::text as version, v.xmin::text as row_xmin, pg_current_snapshot()::text as snapshot,
        pg_current_xact_id_if_assigned()::text as own_xid,
        (select w.id from workflow w where w.site_id = s.id and w.entity_type = 'route' and w.is_current) as route_workflow_id,
@@ -84,14 +94,18 @@ function headSql(changes: boolean, job: boolean): string {
           from ${states}) as states,
        ${lost} as positions_lost,
        (select coalesce(json_agg(json_build_array(j.id, case when ${OPEN_JOB} then j.driver_user_id end)), '[]'::json)
-          from job j where ${jobSite}${jobFilter}) as jobs${job ? `,
+          from job j where ${jobSite}${jobFilter}) as jobs${job !== null ? `,
        (select coalesce(json_agg(t order by t.sort_order), '[]'::json) from (${jobTarget}) t) as job_rows` : ''}
      from site s left join dispatch_fleet_version v on v.site_id = s.id where s.id = $2::text`;
 }
 
-/** The two heads a decision reads once its process knows the site (changes since its last read, with or without a job); the one with a job is exported for its plan test. */
-const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, false) };
-export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, true) };
+/**
+ * The heads a decision reads once its process knows the site (changes since its last read, with or without a job, or
+ * with a pool offer's job); the one with a job is exported for its plan test.
+ */
+const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, null) };
+export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, 'id') };
+const CHANGES_HEAD_WITH_OFFER = { name: 'dispatch_site_head_offer_v1', sql: headSql(true, 'offer') };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
@@ -105,16 +119,25 @@ type HeadRow = {
  * made every fix a non-HOT update): the drivers named by the `driver_position_change` rows `since` does not see are
  * read too. When the location tracker has pruned log rows `since` may not have seen, a second statement reads every
  * driver actor. With `since` null: all of them (the first read of a process, sent unprepared). With `jobId`, the job
- * the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip. The reads with a
- * `since` run as prepared statements (`executePrepared`): planning was most of their cost.
+ * the decision is for too (`jobRows`, as {@link JOB_TARGET_SQL} reads it), in the same round trip; with `offer`, the
+ * job of that dispatch record, and `offer.after` sent right after the read (`after`). The reads with a `since` run
+ * as prepared statements (`executePrepared`): planning was most of their cost.
  */
-export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string): Promise<SiteHead> {
+export async function readSiteHead(em: EntityManager, siteId: string, since: string | null, jobId?: string, offer?: OfferRead): Promise<SiteHead> {
+  const job = offer ? 'offer' : jobId === undefined ? null : 'id';
+  const target = offer ? offer.offerId : jobId;
   let rows: HeadRow[];
+  let after: Record<string, unknown>[] = [];
   if (since === null) {
-    const { text, params } = inlined(headSql(false, jobId !== undefined), [since, siteId, jobId]);
+    // The first read of a process is rare: `after` goes as a statement of its own.
+    const { text, params } = inlined(headSql(false, job), [since, siteId, target]);
     rows = await em.execute<HeadRow[]>(text, params);
+    if (offer?.after) after = await em.execute(offer.after.sql, offer.after.params);
+  } else if (offer?.after) {
+    [rows, after] = await executePreparedThen<HeadRow, Record<string, unknown>>(em, CHANGES_HEAD_WITH_OFFER, [since, siteId, target], offer.after);
   } else {
-    rows = jobId === undefined ? await executePrepared<HeadRow>(em, CHANGES_HEAD, [since, siteId]) : await executePrepared<HeadRow>(em, CHANGES_HEAD_WITH_JOB, [since, siteId, jobId]);
+    const statement = job === null ? CHANGES_HEAD : job === 'id' ? CHANGES_HEAD_WITH_JOB : CHANGES_HEAD_WITH_OFFER;
+    rows = await executePrepared<HeadRow>(em, statement, job === null ? [since, siteId] : [since, siteId, target]);
   }
   const row = rows[0];
   if (!row) throw new Error(`site ${siteId} is not visible in this transaction`);
@@ -127,6 +150,7 @@ export async function readSiteHead(em: EntityManager, siteId: string, since: str
     states: row.positions_lost ? await readAllStates(em, siteId) : row.states,
     jobs: row.jobs,
     jobRows: row.job_rows ?? [],
+    after,
   };
 }
 

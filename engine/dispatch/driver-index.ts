@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { DriverFacts } from './driver-facts.ts';
 import type { JobTargetRow } from './job-target.ts';
-import { loadSlowFacts, readSiteHead, type JobChange, type SiteHead, type SlowFacts, type StateChange } from './driver-index-sync.ts';
+import { loadSlowFacts, readSiteHead, type JobChange, type OfferRead, type SiteHead, type SlowFacts, type StateChange } from './driver-index-sync.ts';
 
 /** Reload the slow facts at least this often even without a version change (a name edited while acting in another site). */
 export const DRIVER_INDEX_MAX_AGE_MS = 60_000;
@@ -28,8 +28,8 @@ type SiteIndex = {
 
 const indexes = new Map<string, SiteIndex>();
 
-/** The drivers in scope, the site's time zone and current route workflow, and the rows of the job asked for (see `readSiteHead`). */
-export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWorkflowId: string | null; jobRows: JobTargetRow[] };
+/** The drivers in scope, the site's time zone and current route workflow, the rows of the job asked for, and of the statement sent after the read (see `readSiteHead`). */
+export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWorkflowId: string | null; jobRows: JobTargetRow[]; after?: Record<string, unknown>[] };
 
 /**
  * The site's drivers as {@link loadDriverFacts} gives them (without busy windows), answered from a per-process
@@ -41,16 +41,21 @@ export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWo
  *   changes since the last one, not the fleet.
  * A read made by a transaction that has written already sees its own uncommitted rows, which may yet roll back:
  * that read is used for this decision only, on copies, and the shared index keeps its snapshot.
- * @returns the drivers (one team's, or all) ordered by user id, the site's time zone, and with `jobId` that job's rows
+ * With `offer`, the job is that dispatch record's, and `offer.after` runs once, right after the read.
+ * @returns the drivers (one team's, or all) ordered by user id, the site's time zone, with `jobId` or `offer` that
+ *   job's rows, and `offer.after`'s rows
  */
-export async function indexedDriverFacts(em: EntityManager, siteId: string, scope: { teamId?: string; jobId?: string }): Promise<IndexedDrivers> {
+export async function indexedDriverFacts(em: EntityManager, siteId: string, scope: { teamId?: string; jobId?: string; offer?: OfferRead }): Promise<IndexedDrivers> {
   const cached = indexes.get(siteId);
   const since = cached?.snapshot ?? null;
-  const head = await readSiteHead(em, siteId, since, scope.jobId);
-  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, routeWorkflowId: head.routeWorkflowId, jobRows: head.jobRows });
+  const head = await readSiteHead(em, siteId, since, scope.jobId, scope.offer);
+  const answer = (drivers: DriverFacts[]): IndexedDrivers => ({ drivers, timezone: head.timezone, routeWorkflowId: head.routeWorkflowId, jobRows: head.jobRows, after: head.after });
   let index = indexes.get(siteId);
-  // Forgotten while this read ran: `head` holds changes only, read again from scratch.
-  if (!index && since !== null) return indexedDriverFacts(em, siteId, scope);
+  // Forgotten while this read ran: `head` holds changes only, read again from scratch, without `after` (it ran).
+  if (!index && since !== null) {
+    const again = await indexedDriverFacts(em, siteId, { ...scope, offer: scope.offer && { offerId: scope.offer.offerId } });
+    return { ...again, after: head.after };
+  }
   if (!index || since === null) {
     // First read of the site in this process: `head` carries every actor and open job.
     const built = await buildIndex(em, siteId, head);

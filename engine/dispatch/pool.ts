@@ -5,10 +5,11 @@ import { DomainError } from '../domain-error.ts';
 import { withStops } from '../jobs/job-detail.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { JobData } from '../jobs/job-view.ts';
-import { assignJob, type Assigned } from './assign-job.ts';
+import { assignJob, loadedFrom, type Assigned } from './assign-job.ts';
 import { applyKnown, applyTransition } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
-import { insertDispatch, jobReadWithUpdate, updateDispatch, type DispatchRow } from './dispatch-record.ts';
+import { dispatchUpdate, insertDispatch, jobReadWithUpdate, recordUpdatedDispatch, updateDispatch, type DispatchRow, type UpdatedDispatchRow } from './dispatch-record.ts';
+import { indexedDriverFacts } from './driver-index.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 
 /** The driver (the statement's parameter) is a worker of the team of the offer `record` (the dispatch table's name or alias). */
@@ -64,17 +65,20 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
   const driverId = scope.actor.userId;
   if (!driverId) throw new DomainError(403, 'DRIVER_REQUIRED', 'Only a driver can claim a pool job');
   const now = scope.clock.now();
-  // The claim first, under the offer's own conditions (posted, open to this driver): a won claim costs one statement.
-  // Only a refused one reads the offer, to tell an offer this driver cannot see (404) from one already taken (409).
-  const claimed = await updateDispatch(
+  // The claim, under the offer's own conditions (posted, open to this driver), goes in one round trip with the read
+  // of the drivers and the offer's job that its dispatch needs. The read comes first: the transaction has not written
+  // yet, so the read may advance this process's shared driver index (a read after a write may not: driver-index.ts).
+  const claim = dispatchUpdate(
     scope,
     dispatchId,
     { assigned_to_driver_id: driverId },
     `method = 'opt-in' and posted_at <= ? and (team_id is null or ${teamMember('dispatch')})
      and status = 'pending' and is_active and assigned_to_driver_id is null`,
     [now, driverId],
-    'claim',
   );
+  const indexed = await indexedDriverFacts(scope.em, scope.siteId, { offer: { offerId: dispatchId, after: claim } });
+  const claimed = recordUpdatedDispatch(scope, 'claim', indexed.after?.[0] as UpdatedDispatchRow | undefined);
+  // Only a refused claim reads the offer, to tell an offer this driver cannot see (404) from one already taken (409).
   if (!claimed) {
     const [offer] = await scope.em.execute(
       `select 1 from dispatch d where d.id = ? and d.site_id = ? and d.method = 'opt-in' and d.posted_at <= ? and (d.team_id is null or ${teamMember('d')})`,
@@ -83,6 +87,9 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
     if (!offer) throw new DomainError(404, 'NOT_FOUND', `Pool job ${dispatchId} not found`, 'dispatch_id');
     throw alreadyClaimed(dispatchId);
   }
+  const loaded = loadedFrom(indexed, claimed.job_id!, driverId);
+  // `assignJob` checks the zone only for what it reads itself; after its own first check (the phase), as it would.
+  if (loaded.job.phase === 'unassigned') await assertDispatchableZone(scope.em, loaded.job);
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   return assignJob(system, {
     jobId: claimed.job_id!,
@@ -94,6 +101,7 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
     // The claim's row, locked by its UPDATE: the dispatch completes it in its own statement.
     pending: claimed,
     acceptedByDriver: true,
+    loaded,
   });
 }
 

@@ -28,11 +28,30 @@ const preparedOn = new WeakMap<PgConnection, Set<string>>();
  * @throws MikroORM's exception for a database error (a unique violation stays a race the engine retries)
  */
 export async function executePrepared<Row>(em: EntityManager, statement: NamedStatement, args: unknown[], before?: string): Promise<Row[]> {
+  const [rows] = await runPrepared<Row, never>(em, statement, args, before);
+  return rows;
+}
+
+/** A statement with `?` placeholders and their values, as `em.execute` takes them. */
+export type RawStatement = { sql: string; params: unknown[] };
+
+/**
+ * {@link executePrepared}, then `after` in the same round trip (a write that must come after the prepared read, e.g.
+ * a claim's UPDATE after the head read that has to run before the transaction writes); outside a transaction, one
+ * after the other. A failure of either fails the call.
+ * @returns the prepared statement's rows and `after`'s rows
+ */
+export function executePreparedThen<Row, After>(em: EntityManager, statement: NamedStatement, args: unknown[], after: RawStatement): Promise<[Row[], After[]]> {
+  return runPrepared<Row, After>(em, statement, args, undefined, after);
+}
+
+async function runPrepared<Row, After>(em: EntityManager, statement: NamedStatement, args: unknown[], before?: string, after?: RawStatement): Promise<[Row[], After[]]> {
   const connection = await transactionConnection(em);
   if (!connection) {
     if (before) await em.execute(before);
     const { text, params } = inlined(statement.sql, args);
-    return em.execute<Row[]>(text, params);
+    const rows = await em.execute<Row[]>(text, params);
+    return [rows, after ? await em.execute<After[]>(after.sql, after.params) : []];
   }
   const call = await preparedCall(em, connection, statement, args, before);
   // In a command's transaction the lock and plan settings before the EXECUTE join the connection's queue, to go out
@@ -40,8 +59,9 @@ export async function executePrepared<Row>(em: EntityManager, statement: NamedSt
   // The settings are put back in the same round trip: a later statement with bind parameters would send a queue of
   // its own in a round trip of its own.
   const queued = queueOnConnection(connection, call.setUp);
-  const results = await send(em, connection, [...(queued ? [] : call.setUp), call.execute, call.restore].join('; '));
-  return results.at(-2)!.rows as Row[];
+  const tail = after ? [formatSql(em, after.sql, after.params)] : [];
+  const results = await send(em, connection, [...(queued ? [] : call.setUp), call.execute, call.restore, ...tail].join('; '));
+  return [results.at(after ? -3 : -2)!.rows as Row[], after ? (results.at(-1)!.rows as After[]) : []];
 }
 
 /**
