@@ -85,7 +85,9 @@ function headSql(changes: boolean, job: 'id' | 'offer' | null): string {
   const jobFilter = changes ? ` and ${changedSince('j')}` : ` and ${OPEN_JOB} and j.driver_user_id is not null`;
   const lost = changes ? 'exists (select 1 from driver_position_horizon h where h.site_id = s.id and h.pruned_through >= pg_snapshot_xmin($1::pg_snapshot))' : 'false';
   let next = 0;
-  const jobId = job === 'offer' ? '(select d.job_id from dispatch d where d.id = $3::text and d.site_id = $2::text)' : '$3::text';
+  // The offer's site check is `is true` for the reason JOB_TARGET_SQL's is: a generic plan made while `dispatch` was
+  // tiny took `dispatch_site_job_idx` and walked the site's records for the one id (head-read-plan.test.ts).
+  const jobId = job === 'offer' ? '(select d.job_id from dispatch d where d.id = $3::text and (d.site_id = $2::text) is true)' : '$3::text';
   const jobTarget = JOB_TARGET_SQL.replace(/\?/g, () => ['$2::text', jobId, '$2::text'][next++]!);
   return `select s.timezone, v.version::text as version, v.xmin::text as row_xmin, pg_current_snapshot()::text as snapshot,
        pg_current_xact_id_if_assigned()::text as own_xid,
@@ -101,11 +103,11 @@ function headSql(changes: boolean, job: 'id' | 'offer' | null): string {
 
 /**
  * The heads a decision reads once its process knows the site (changes since its last read, with or without a job, or
- * with a pool offer's job); the one with a job is exported for its plan test.
+ * with a pool offer's job); the ones with a job are exported for their plan test.
  */
 const CHANGES_HEAD = { name: 'dispatch_site_head_v3', sql: headSql(true, null) };
 export const CHANGES_HEAD_WITH_JOB = { name: 'dispatch_site_head_job_v5', sql: headSql(true, 'id') };
-const CHANGES_HEAD_WITH_OFFER = { name: 'dispatch_site_head_offer_v1', sql: headSql(true, 'offer') };
+export const CHANGES_HEAD_WITH_OFFER = { name: 'dispatch_site_head_offer_v2', sql: headSql(true, 'offer') };
 
 type HeadRow = {
   timezone: string | null; version: string | null; row_xmin: string | null; snapshot: string; own_xid: string | null; route_workflow_id: string | null;
