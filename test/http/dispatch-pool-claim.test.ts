@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
-import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { useOneSite } from '../support/one-site.ts';
 import { createDriver, createVehicle, jobAt } from './dispatch-fixtures.ts';
 
 type Audit = { action: string; previous_data: { assigned_to_driver_id: string | null; status: string } | null; new_data: { assigned_to_driver_id: string | null; status: string } };
@@ -9,27 +8,20 @@ type Event = { event: string; entity_version: number; payload: { data: { assigne
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 
-let server: TestServer;
-let acme: SiteFixture;
-
-beforeAll(async () => {
-  server = await startTestServer({ RATE_LIMIT_POINTS: '100000' });
-  acme = await createSiteFixture(server, 'acme');
-}, 60_000);
-afterAll(() => server.close());
+const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
 
 it('a won claim is audited and announced as the claim, then the dispatch, in that order; a refused claim records nothing', async () => {
-  const vehicle = await createVehicle(acme);
-  const winner = await createDriver(server, acme, { name: 'Quick Quinn', at: PARIS, vehicleId: vehicle });
-  const late = await createDriver(server, acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
-  const job = await jobAt(acme.as.dispatcher, PARIS);
-  const posted = await acme.as.dispatcher.post<{ data: { succeeded: { id: string }[] } }>('/api/dispatch/pool', { job_ids: [job.id] });
+  const vehicle = await createVehicle(site.acme);
+  const winner = await createDriver(site.server, site.acme, { name: 'Quick Quinn', at: PARIS, vehicleId: vehicle });
+  const late = await createDriver(site.server, site.acme, { name: 'Late Lou', at: PARIS, vehicleId: vehicle });
+  const job = await jobAt(site.acme.as.dispatcher, PARIS);
+  const posted = await site.acme.as.dispatcher.post<{ data: { succeeded: { id: string }[] } }>('/api/dispatch/pool', { job_ids: [job.id] });
   const offer = posted.body.data.succeeded[0]!.id;
 
   expect((await winner.client.post('/api/dispatch/claim', { dispatch_id: offer })).status).toBe(200);
   expect((await late.client.post('/api/dispatch/claim', { dispatch_id: offer })).status).toBe(409);
 
-  const events = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+  const events = await inTenantScope(site.server.services.db.orm, { siteId: site.acme.site.id }, (em) =>
     em.execute<Event[]>('select event, entity_version, payload from outbox where entity_id = ? order by seq', [offer]),
   );
   expect(events.map((e) => [e.event, e.entity_version, e.payload.data.assigned_to_driver_id, e.payload.data.status])).toEqual([
@@ -37,7 +29,7 @@ it('a won claim is audited and announced as the claim, then the dispatch, in tha
     ['dispatch:updated', 2, winner.id, 'pending'],
     ['dispatch:updated', 3, winner.id, 'processing'],
   ]);
-  const audit = await acme.as.admin.get<{ data: Audit[] }>(`/api/audit/search?entity_type=Dispatch&entity_id=${offer}`);
+  const audit = await site.acme.as.admin.get<{ data: Audit[] }>(`/api/audit/search?entity_type=Dispatch&entity_id=${offer}`);
   const byAction = Object.fromEntries(audit.body.data.map((a) => [a.action, a]));
   expect(Object.keys(byAction).sort()).toEqual(['claim', 'create', 'dispatch']);
   expect(audit.body.data).toHaveLength(3);
