@@ -3,7 +3,7 @@
  * end to end through the command path (driver facts read, eligibility, mapping matrix, ranking, route join, the
  * job's `dispatch` transition with its stop cascade, the dispatch record with its explanation, audit + outbox, one
  * transaction), beside a brute-force scoring loop over the same drivers held in memory, in the same run; and pool
- * claim throughput (distinct drivers claiming distinct offers, 16 at a time).
+ * claim throughput (distinct drivers claiming distinct offers, 16 at a time), and the pool listing a driver's app polls.
  * Goals: p99 < 5 ms at 1k drivers, < 50 ms at 10k.
  *
  * Setup: fresh PostgreSQL database (migrated here, dropped at the end) as a non-superuser role, so row-level security
@@ -33,7 +33,9 @@ import { loadDriverFacts } from '../engine/dispatch/driver-facts.ts';
 import { createMappingProvider } from '../engine/mapping/create-mapping-provider.ts';
 import { legsTo } from '../engine/dispatch/evaluate.ts';
 import { loadJobTarget } from '../engine/dispatch/job-target.ts';
-import { claimFromPool, postToPool } from '../engine/dispatch/pool.ts';
+import { claimFromPool, listPool, postToPool } from '../engine/dispatch/pool.ts';
+import { tenantRead } from '../engine/runtime/tenant-read.ts';
+import { workflowsOutsideTransaction } from '../engine/workflow/workflow.service.ts';
 import { dispatchByStrategy } from '../engine/dispatch/strategy-dispatch.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
 import type { CommandContext, Engine } from '../engine/engine.ts';
@@ -77,6 +79,10 @@ const COUNTED = 50;
 const WARMUP = 10;
 const CLAIMS = 200;
 const CLAIM_CONCURRENCY = 16;
+/** Listings of the pool (its first page: 100 of the CLAIMS open offers) by one driver, one at a time, before the claims. */
+const LISTINGS = 50;
+
+type PoolFigures = { perSecond: number; latency: Percentiles; listing: Percentiles; listingCpu: Percentiles };
 const GOALS_P99_MS: Record<number, number> = { 1000: 5, 10_000: 50 };
 const RESULTS_FILE = fileURLToPath(new URL('./results/dispatch.json', import.meta.url));
 
@@ -101,7 +107,7 @@ async function main(): Promise<void> {
     await services.db.migrate();
     const deps = dispatchDeps(services);
     const rows: Row[] = [];
-    let claims: { perSecond: number; latency: Percentiles } | null = null;
+    let claims: PoolFigures | null = null;
     let statements: QueryCount | null = null;
     for (const size of SIZES) {
       const site = await seedEngineSite(services.db.orm, `dispatch${size}`);
@@ -219,14 +225,18 @@ async function timeBruteForce(orm: MikroORM, siteId: string, teamId: string, str
   return performance.now() - started;
 }
 
-/** CLAIMS offers posted, then claimed by CLAIMS distinct drivers, CLAIM_CONCURRENCY at a time. */
-async function claimThroughput(orm: MikroORM, engine: Engine, ctx: CommandContext, site: EngineSite): Promise<{ perSecond: number; latency: Percentiles }> {
+/**
+ * CLAIMS offers posted, listed LISTINGS times by one driver (wall and Node CPU per listing of the first page), then
+ * claimed by CLAIMS distinct drivers, CLAIM_CONCURRENCY at a time.
+ */
+async function claimThroughput(orm: MikroORM, engine: Engine, ctx: CommandContext, site: EngineSite): Promise<PoolFigures> {
   const jobs = await makeJobs(engine, ctx, site, CLAIMS);
   const offers: string[] = [];
   for (const jobId of jobs) offers.push((await engine.command(ctx, `job:${jobId}`, (scope) => postToPool(scope, jobId, null, new Date(Date.now() - 1000)))).id);
   const drivers = await inTenantScope(orm, { siteId: site.siteId }, (em) =>
     em.execute<{ user_id: string }[]>('select user_id from worker where site_id = ? order by user_id limit ?', [site.siteId, CLAIMS]),
   );
+  const listing = await timeListings(orm, site.siteId, drivers[0]!.user_id);
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -243,10 +253,30 @@ async function claimThroughput(orm: MikroORM, engine: Engine, ctx: CommandContex
   );
   const seconds = (performance.now() - started) / 1000;
   progress(`claims: ${(offers.length / seconds).toFixed(0)}/s`);
-  return { perSecond: offers.length / seconds, latency: percentiles(latencies) };
+  return { perSecond: offers.length / seconds, latency: percentiles(latencies), ...listing };
 }
 
-function formatReport(rows: Row[], claims: { perSecond: number; latency: Percentiles }, statements: QueryCount | null): string {
+/** The pool's first page as a driver's app reads it (GET /dispatch/pool's read), LISTINGS times after 5 of warm-up. */
+async function timeListings(orm: MikroORM, siteId: string, driverId: string): Promise<Pick<PoolFigures, 'listing' | 'listingCpu'>> {
+  const actor = { userId: driverId, applicationId: null, requestId: null, role: 'driver' as const };
+  const list = () => listPool(tenantRead(orm, { siteId, userId: driverId }), workflowsOutsideTransaction(orm, siteId), siteId, actor, new Date());
+  for (let i = 0; i < 5; i++) await list();
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  let listed = 0;
+  for (let i = 0; i < LISTINGS; i++) {
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    listed = (await list()).length;
+    wall.push(performance.now() - started);
+    const used = process.cpuUsage(cpuBefore);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  progress(`pool listing: ${listed} offers, p50 ${ms(percentiles(wall).p50)} ms`);
+  return { listing: percentiles(wall), listingCpu: percentiles(cpu) };
+}
+
+function formatReport(rows: Row[], claims: PoolFigures, statements: QueryCount | null): string {
   const lines = [
     '| drivers | strategy | samples | engine p50 ms | engine p99 ms | old series p99 ms (first 100 at 1k, 40 at 10k) | engine CPU p50 / p99 ms | PostgreSQL CPU per dispatch ms | scavenges per 100 (inside dispatches; longest ms) | KB allocated per dispatch | decision only p99 ms | brute-force p50 ms | brute-force p99 ms | goal p99 | verdict |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -255,6 +285,7 @@ function formatReport(rows: Row[], claims: { perSecond: number; latency: Percent
     ),
     '',
     `Pool claims (${CLAIMS} offers, ${CLAIM_CONCURRENCY} claimers at a time): ${claims.perSecond.toFixed(0)} claims/s, latency p50 ${ms(claims.latency.p50)} ms, p99 ${ms(claims.latency.p99)} ms`,
+    `Pool listing (its first page, 100 of ${CLAIMS} open offers, each job with its stops; one driver, ${LISTINGS} listings one at a time): p50 ${ms(claims.listing.p50)} ms, p99 ${ms(claims.listing.p99)} ms; Node CPU p50 ${ms(claims.listingCpu.p50)} ms`,
   ];
   if (statements) {
     lines.push('', `Statements per team-by-ETA dispatch: ${statements.perOperation.total.toFixed(1)} (command transaction ${statements.perOperation.command.toFixed(1)})`);

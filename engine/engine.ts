@@ -2,16 +2,15 @@ import { DeadlockException, OptimisticLockError, UniqueConstraintViolationExcept
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from './clock.ts';
 import { auditAndOutboxStatement } from '../persistence/outbox.ts';
-import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { applyTransition, type Applied, type CommandActor, type CommandScope, type EntityKind, type PendingRecords, type TransitionRequest } from './commands/apply-transition.ts';
 import { applyCascades } from './commands/cascade-rules.ts';
 import { DomainError } from './domain-error.ts';
 import { ActorRegistry } from './runtime/actor-registry.ts';
-import { AnswerAtCommit, type WorkflowLookup } from './runtime/answer-at-commit.ts';
+import { AnswerAtCommit } from './runtime/answer-at-commit.ts';
 import { inCommandTransaction, StalePlanError, type CommitRead } from './runtime/command-transaction.ts';
 import { GroupCommit } from './runtime/group-commit.ts';
 import { Mailbox } from './runtime/mailbox.ts';
-import { rememberedWorkflow, workflowById } from './workflow/workflow.service.ts';
+import { workflowsOutsideTransaction } from './workflow/workflow.service.ts';
 
 export type EngineDeps = {
   orm: MikroORM;
@@ -56,15 +55,6 @@ export type Engine = {
 const raced = (error: unknown) =>
   error instanceof OptimisticLockError || error instanceof UniqueConstraintViolationException || error instanceof DeadlockException;
 const conflict = () => DomainError.conflict('VERSION_CONFLICT', 'The record changed while this command ran; reload it and try again');
-
-/**
- * Workflows for an answer built after its command committed (`AnswerAtCommit`): the versions the command used are
- * remembered; any other is read in a tenant scope of its own, the command's transaction having ended.
- */
-const workflowsAfterCommit =
-  (orm: MikroORM, siteId: string): WorkflowLookup =>
-  async (id) =>
-    rememberedWorkflow(id) ?? inTenantScope(orm, { siteId }, (em) => workflowById(em, id));
 
 export function createEngine(deps: EngineDeps): Engine {
   const registry = new ActorRegistry({ maxActors: deps.maxActors ?? 100_000, idleMs: deps.idleMs ?? 10 * 60_000 });
@@ -121,7 +111,7 @@ export function createEngine(deps: EngineDeps): Engine {
     return mailbox.run(key, async () => {
       const { value, read } = await commandUntilCommitted(ctx, work);
       // Built once committed and outside the attempts: an error here must not run a committed command again.
-      return value instanceof AnswerAtCommit ? value.build(read!.rows!, workflowsAfterCommit(deps.orm, ctx.siteId)) : value;
+      return value instanceof AnswerAtCommit ? value.build(read!.rows!, workflowsOutsideTransaction(deps.orm, ctx.siteId)) : value;
     });
   }
 

@@ -4,6 +4,7 @@ import type { Services } from '../app/services.ts';
 import type { Site } from '../persistence/entities/site.entity.ts';
 import type { AuditActor } from '../persistence/audit.ts';
 import type { TenantScope } from '../persistence/tenant-scope.ts';
+import type { TenantRead } from '../engine/runtime/tenant-read.ts';
 import type { Principal } from './auth/principal.ts';
 import type { Access } from './permissions.ts';
 
@@ -31,6 +32,8 @@ export type OperationContext<Q, B, P> = {
   actor: AuditActor;
   /** One transaction bound to this request's tenant (the Host's site, or the platform). */
   transaction<T>(work: (em: EntityManager) => Promise<T>, scope?: TenantScope): Promise<T>;
+  /** One read-only statement in this request's tenant, in one round trip (`tenantRead`): for a read one statement answers whole. */
+  read: TenantRead;
 };
 
 export type OperationDefinition<QS, BS, PS, RS extends TSchema> = {

@@ -3,7 +3,8 @@ import { getRequestIP, getRouterParams, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { Services } from '../app/services.ts';
 import type { Site } from '../persistence/entities/site.entity.ts';
-import { inTenantScope } from '../persistence/tenant-scope.ts';
+import { inTenantScope, type TenantScope } from '../persistence/tenant-scope.ts';
+import { tenantRead } from '../engine/runtime/tenant-read.ts';
 import { authenticate, readCredential, type Credential } from './auth/authenticate.ts';
 import { rateLimitKey, type Principal } from './auth/principal.ts';
 import { ApiError, toApiError } from './errors.ts';
@@ -123,14 +124,13 @@ function handlerContext(services: Services, event: H3Event, resolved: Resolved):
       return clientIp(services, event);
     },
     actor: { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId: resolved.requestId },
-    transaction: (work, scope) =>
-      inTenantScope(
-        services.db.orm,
-        scope ?? { siteId: site?.id ?? null, userId: principal?.userId ?? null, platform: principal?.role === 'platform' },
-        work,
-      ),
+    transaction: (work, scope) => inTenantScope(services.db.orm, scope ?? requestTenant(resolved), work),
+    read: (sql, params) => tenantRead(services.db.orm, requestTenant(resolved))(sql, params),
   };
 }
+
+/** The tenant a request acts in: the Host's site (or the platform) and the caller. */
+const requestTenant = ({ site, principal }: Resolved): TenantScope => ({ siteId: site?.id ?? null, userId: principal?.userId ?? null, platform: principal?.role === 'platform' });
 
 /** A 200 with an already serialized JSON body, sent as it is. */
 export function jsonResponse(json: string): Response {

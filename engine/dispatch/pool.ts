@@ -1,10 +1,10 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
-import { withStops } from '../jobs/job-detail.ts';
+import { detailOfRow, JOB_DETAIL_COLUMNS } from '../jobs/job-detail-row.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { JobData } from '../jobs/job-view.ts';
+import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
+import type { TenantRead } from '../runtime/tenant-read.ts';
 import { assignJob, loadedFrom, type Assigned } from './assign-job.ts';
 import { applyKnown, applyTransition } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
@@ -35,22 +35,38 @@ export async function postToPool(scope: CommandScope, jobId: string, teamId: str
   return insertDispatch(scope, { job_id: job.id, team_id: teamId, method: 'opt-in', status: 'pending', posted_at: postedAt, dispatch_at: postedAt });
 }
 
-/** The open offers this driver may claim now: site-wide ones and their teams' ones, oldest first. */
-export async function listPool(em: EntityManager, siteId: string, actor: JobActor, now: Date, limit = 100): Promise<PoolOffer[]> {
-  const rows = await em.execute<DispatchRow[]>(
-    `select d.* from dispatch d
-     where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
-       and (d.team_id is null or ${teamMember('d')})
-     order by d.posted_at, d.id limit ?`,
-    [siteId, now, actor.userId, limit],
-  );
-  if (rows.length === 0) return [];
-  const jobs = await em.find(JobSchema, { id: { $in: rows.map((r) => r.job_id!) }, deletedAt: null });
-  const views = new Map((await withStops(em, jobs, actor)).map((j) => [j.id, j]));
-  return rows.flatMap((row) => {
-    const job = views.get(row.job_id!);
-    return job ? [{ dispatch_id: row.id, job, posted_at: new Date(row.posted_at!).toISOString(), team_id: row.team_id }] : [];
-  });
+/**
+ * The open offers of the site that the driver (the statement's third parameter) may claim now, oldest first, each
+ * with its job's detail columns: site-wide offers and their teams' ones, posted by now, whose job is not deleted.
+ * The job is found by its key: `(j.site_id = d.site_id) is true` keeps the site out of the join's index conditions.
+ * Planned on the statistics of a new site (a job or two), `j.site_id = d.site_id` let the planner take
+ * `job_site_driver_idx` and filter every job of the site for each offer (bench:dispatch: 32 ms for a page of 100
+ * offers among 200 jobs, against 3 ms by `job_pkey`).
+ */
+export const POOL_OFFERS = `select ${JOB_DETAIL_COLUMNS}, d.id as pool_dispatch_id, d.posted_at as pool_posted_at, d.team_id as pool_team_id
+  from dispatch d join job j on j.id = d.job_id and (j.site_id = d.site_id) is true and j.deleted_at is null
+  where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
+    and (d.team_id is null or ${teamMember('d')})
+  order by d.posted_at, d.id limit ?`;
+
+/**
+ * The open offers this driver may claim now: site-wide ones and their teams' ones, oldest first, each job with its
+ * stops and their addresses, as the driver sees them. One statement (`read`: in one round trip, `tenantRead`) and
+ * no entity hydration: drivers' apps poll this list, and the ORM's three reads of the jobs, their stops and the
+ * stops' addresses cost most of its time.
+ */
+export async function listPool(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, now: Date, limit = 100): Promise<PoolOffer[]> {
+  const rows = await read(POOL_OFFERS, [siteId, now, actor.userId, limit]);
+  const offers: PoolOffer[] = [];
+  for (const row of rows) {
+    offers.push({
+      dispatch_id: String(row.pool_dispatch_id),
+      job: await detailOfRow(workflows, actor, row),
+      posted_at: new Date(String(row.pool_posted_at)).toISOString(),
+      team_id: (row.pool_team_id as string | null) ?? null,
+    });
+  }
+  return offers;
 }
 
 /**

@@ -14,6 +14,12 @@ export const STOPS_OF_JOB = `(select coalesce(json_agg(json_build_object('stop',
   from stop s left join address a on a.id = s.address_id and (a.site_id = s.site_id or a.site_id is null)
   where s.job_id = j.id and s.site_id = j.site_id)`;
 
+const STOPS = 'detail_stops';
+const ROUTE = 'detail_route';
+
+/** A job's detail columns, the job aliased `j`: its row and its stops with their addresses, as {@link detailOfRow} reads them. */
+export const JOB_DETAIL_COLUMNS = `j.*, ${STOPS_OF_JOB} as ${STOPS}`;
+
 /**
  * A command's answer with the job as the command left it, as `actor` sees it: the job, its stops (in order) and their
  * addresses in one statement that goes out with the COMMIT (no round trip of its own, no entity hydration), the same
@@ -33,16 +39,21 @@ export function jobDetailAndRouteAtCommit(siteId: string, actor: JobActor, jobId
   return new AnswerAtCommit(detailSql(route), [routeId, siteId, jobId, siteId], (rows, workflows) => detailAndRoute(rows, actor, jobId, workflows));
 }
 
-const detailSql = (extraColumns: string) => `select j.*, ${STOPS_OF_JOB} as ${STOPS}${extraColumns} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null`;
+const detailSql = (extraColumns: string) => `select ${JOB_DETAIL_COLUMNS}${extraColumns} from job j where j.id = ? and j.site_id = ? and j.deleted_at is null`;
 
 /** @throws DomainError 404 when the job is absent, deleted or another site's (the command never touched it) */
 async function detailAndRoute(rows: Record<string, unknown>[], actor: JobActor, jobId: string, workflows: WorkflowLookup): Promise<{ job: JobData; route: EntityRow | null }> {
   const row = rows[0] as DetailRow | undefined;
   if (!row) throw DomainError.notFound('Job', jobId);
-  return { job: await detailFromRows(workflows, actor, jobFromRow(row), row[STOPS]), route: (row[ROUTE] as EntityRow | null) ?? null };
+  return { job: await detailOfRow(workflows, actor, row), route: (row[ROUTE] as EntityRow | null) ?? null };
 }
 
 type DetailRow = EntityRow & { [STOPS]: StopWithAddress[] };
+
+/** The detail view of a job read with {@link JOB_DETAIL_COLUMNS} (other columns of the row are left alone), as `actor` sees it. */
+export function detailOfRow(workflows: WorkflowLookup, actor: JobActor, row: EntityRow): Promise<JobData> {
+  return detailFromRows(workflows, actor, jobFromRow(row), (row as DetailRow)[STOPS]);
+}
 
 /**
  * The detail view of a job and the rows of its stops already read (its `STOPS_OF_JOB`), as `actor` sees it: the job
@@ -58,9 +69,6 @@ export async function detailFromRows(workflows: WorkflowLookup, actor: JobActor,
   }
   return toJobData(job, await workflows(job.workflowId), stops, staff);
 }
-
-const STOPS = 'detail_stops';
-const ROUTE = 'detail_route';
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 

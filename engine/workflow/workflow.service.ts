@@ -1,11 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { DEFAULT_WORKFLOWS } from '../../machines/default-workflows.ts';
 import { validateWorkflow } from '../../machines/validate-workflow.ts';
 import { ENTITY_TYPES, type EntityType, type Workflow, type WorkflowStateInputValue, type WorkflowTransitionValue } from '../../machines/workflow.schema.ts';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { WorkflowSchema, type WorkflowRow } from '../../persistence/entities/workflow.entity.ts';
 import { newId } from '../../persistence/ids.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { DomainError } from '../domain-error.ts';
+import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
 
 /** Workflow versions never change once written, so they are cached by id for the life of the process. */
 const byIdCache = new Map<string, Workflow>();
@@ -55,6 +57,16 @@ export async function workflowById(em: EntityManager, id: string): Promise<Workf
   const row = await em.findOneOrFail(WorkflowSchema, { id });
   return remember(toWorkflow(row));
 }
+
+/**
+ * Workflow versions for code that runs outside any transaction (an answer built after its command committed,
+ * `AnswerAtCommit`; a read in one round trip, `tenantRead`): a version this process already knows costs nothing;
+ * any other is read in a tenant scope of its own.
+ */
+export const workflowsOutsideTransaction =
+  (orm: MikroORM, siteId: string): WorkflowLookup =>
+  async (id) =>
+    rememberedWorkflow(id) ?? inTenantScope(orm, { siteId }, (em) => workflowById(em, id));
 
 /**
  * Writes a new version of a site's workflow. States that keep their `id` must be states of this site's current

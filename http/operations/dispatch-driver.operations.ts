@@ -3,6 +3,7 @@ import { toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
 import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
 import { DomainError } from '../../engine/domain-error.ts';
+import { workflowsOutsideTransaction } from '../../engine/workflow/workflow.service.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
@@ -52,7 +53,8 @@ export const dispatchDriverOperations = [
     response: Type.Object({ data: Type.Array(PoolJobResponse) }, { additionalProperties: false }),
     handler: async (ctx) => {
       const { actor } = commandContext(ctx);
-      return { data: await ctx.transaction((em) => listPool(em, requireSite(ctx.site).id, actor, ctx.services.clock.now())) };
+      const siteId = requireSite(ctx.site).id;
+      return { data: await listPool(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, ctx.services.clock.now()) };
     },
   }),
   defineOperation({
