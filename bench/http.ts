@@ -1,5 +1,6 @@
 /**
- * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key) and a list call (`/api/user/search`),
+ * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key), a list call (`/api/user/search`) and a job's
+ * detail (`/api/job/{id}`: the job, its two stops and their addresses),
  * reported as req/s ratios against a raw `node:http` hello server measured in the same run with the same load.
  * Goal: `/api/auth/me` at 0.5× raw or better.
  *
@@ -46,6 +47,15 @@ const SETTINGS: LoadSettings = { connections: 50, pipelining: 1, warmupSeconds: 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SUBDOMAIN = 'bench';
 const PAGE_SIZE = 20;
+/** The job the detail read reads: a customer found or created by email, a pickup and a dropoff with inline addresses. */
+const JOB = {
+  customer_email: 'buyer@bench.example',
+  customer_first_name: 'Bea',
+  stops: [
+    { type: 'pickup', street_address: '10 Rue de Rivoli', city: 'Paris', point: { lat: 48.8556, lng: 2.3522 } },
+    { type: 'dropoff', street_address: '5 Avenue Montaigne', city: 'Paris', point: { lat: 48.8662, lng: 2.3047 } },
+  ],
+};
 const RESULTS_FILE = fileURLToPath(new URL('./results/http.json', import.meta.url));
 
 const progress = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -135,6 +145,10 @@ async function main(): Promise<void> {
     await probe(h3Target);
     await probe(me);
     const page = QUICK ? { data: Array.from({ length: PAGE_SIZE }) } : ((await probe(search)) as { data?: unknown[] });
+    // One two-stop job, created as a dispatch console creates one, for the detail read.
+    const created = (await probe({ ...me, name: 'POST /api/job', path: '/api/job' }, JOB)) as { data: { id: string } };
+    const jobRead: Target = { name: 'GET /api/job/{id}', port: api.port, path: `/api/job/${created.data.id}`, headers };
+    await probe(jobRead);
     if (page.data?.length !== PAGE_SIZE) throw new Error(`user search returned ${page.data?.length} rows, expected a full page of ${PAGE_SIZE}`);
     progress(`servers up (raw :${raw.port}, API :${api.port}); ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}`);
 
@@ -152,6 +166,7 @@ async function main(): Promise<void> {
     measured.push(await measure(me, served.api, profiled));
     if (!QUICK) {
       measured.push(await measure(search, served.api));
+      measured.push(await measure(jobRead, served.api));
       services.logger.level = 'info';
       discardLogs = true;
       for (const target of [me, search]) measured.push(await measure({ ...target, name: `${target.name} [info logs]` }, served.api));

@@ -2,15 +2,17 @@ import { request } from 'node:http';
 import type { Target } from './load.ts';
 
 /**
- * One request, outside the load: before it, so a misconfigured target fails with its status and body in the
+ * One request (a GET, or a POST of `body` as JSON), outside the load: before it, so a misconfigured target fails with its status and body in the
  * message (autocannon only counts non-2xx) and the list call is known to return a full page; and after each run,
  * to drain the server (see load.ts).
  * @returns the parsed JSON body
  * @throws on a non-2xx answer
  */
-export function probe(target: Target): Promise<unknown> {
+export function probe(target: Target, body?: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: target.port, path: target.path, headers: target.headers }, (res) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const headers = text === undefined ? target.headers : { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
+    const req = request({ host: '127.0.0.1', port: target.port, path: target.path, method: text === undefined ? 'GET' : 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -21,6 +23,6 @@ export function probe(target: Target): Promise<unknown> {
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(text);
   });
 }

@@ -1,13 +1,16 @@
 import { Type } from 'typebox';
+import { readVisibleJobDetail } from '../../engine/jobs/job-detail-row.ts';
 import { findVisibleJob, jobDetail, withStops } from '../../engine/jobs/job-detail.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { updateJob } from '../../engine/jobs/job-update.ts';
 import { createJob } from '../../engine/jobs/job.service.ts';
+import { workflowsOutsideTransaction } from '../../engine/workflow/workflow.service.ts';
 import { defineOperation } from '../operation.ts';
 import { ListResponse, listBody, pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { JobCreateBody, JobPatchBody, JobPutBody, JobResponse } from '../schemas/job.schema.ts';
+import { requireSite } from '../tenancy.ts';
 import { commandContext } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', updated_at: 'updatedAt', completed_at: 'completedAt', id: 'id' };
@@ -100,7 +103,8 @@ export const jobOperations = [
     response: DataResponse(JobResponse),
     handler: async (ctx) => {
       const { actor } = commandContext(ctx);
-      return { data: await ctx.transaction(async (em) => jobDetail(em, actor, await findVisibleJob(em, actor, ctx.params.id))) };
+      const siteId = requireSite(ctx.site).id;
+      return { data: await readVisibleJobDetail(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, ctx.params.id) };
     },
   }),
   defineOperation({
