@@ -1,6 +1,7 @@
 /**
- * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key), a list call (`/api/user/search`) and a job's
- * detail (`/api/job/{id}`: the job, its two stops and their addresses),
+ * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key), list calls (`/api/user/search`, and
+ * `/api/job/search` for a page of 20 jobs with their stops) and a job's detail (`/api/job/{id}`: the job, its two stops
+ * and their addresses),
  * reported as req/s ratios against a raw `node:http` hello server measured in the same run with the same load.
  * Goal: `/api/auth/me` at 0.5× raw or better.
  *
@@ -145,10 +146,13 @@ async function main(): Promise<void> {
     await probe(h3Target);
     await probe(me);
     const page = QUICK ? { data: Array.from({ length: PAGE_SIZE }) } : ((await probe(search)) as { data?: unknown[] });
-    // One two-stop job, created as a dispatch console creates one, for the detail read.
-    const created = (await probe({ ...me, name: 'POST /api/job', path: '/api/job' }, JOB)) as { data: { id: string } };
-    const jobRead: Target = { name: 'GET /api/job/{id}', port: api.port, path: `/api/job/${created.data.id}`, headers };
+    // A page of two-stop jobs, created as a dispatch console creates them, for the detail read and the job search.
+    const created: string[] = [];
+    for (let i = 0; i < PAGE_SIZE; i++) created.push(((await probe({ ...me, name: 'POST /api/job', path: '/api/job' }, JOB)) as { data: { id: string } }).data.id);
+    const jobRead: Target = { name: 'GET /api/job/{id}', port: api.port, path: `/api/job/${created[0]}`, headers };
+    const jobSearch: Target = { name: 'GET /api/job/search', port: api.port, path: `/api/job/search?phase=unassigned&page_size=${PAGE_SIZE}`, headers };
     await probe(jobRead);
+    if (((await probe(jobSearch)) as { data: unknown[] }).data.length !== PAGE_SIZE) throw new Error(`job search did not return a full page of ${PAGE_SIZE}`);
     if (page.data?.length !== PAGE_SIZE) throw new Error(`user search returned ${page.data?.length} rows, expected a full page of ${PAGE_SIZE}`);
     progress(`servers up (raw :${raw.port}, API :${api.port}); ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}`);
 
@@ -167,6 +171,7 @@ async function main(): Promise<void> {
     if (!QUICK) {
       measured.push(await measure(search, served.api));
       measured.push(await measure(jobRead, served.api));
+      measured.push(await measure(jobSearch, served.api));
       services.logger.level = 'info';
       discardLogs = true;
       for (const target of [me, search]) measured.push(await measure({ ...target, name: `${target.name} [info logs]` }, served.api));

@@ -125,7 +125,7 @@ function handlerContext(services: Services, event: H3Event, resolved: Resolved):
     },
     actor: { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId: resolved.requestId },
     transaction: (work, scope) => inTenantScope(services.db.orm, scope ?? requestTenant(resolved), work),
-    read: (sql, params) => tenantRead(services.db.orm, requestTenant(resolved))(sql, params),
+    read: (sql, params, options) => tenantRead(services.db.orm, requestTenant(resolved))(sql, params, options),
   };
 }
 

@@ -49,13 +49,17 @@ const detailSql = (extraColumns: string) => `select ${JOB_DETAIL_COLUMNS}${extra
  * @throws DomainError 404 when absent, deleted, another site's, or not visible to this actor
  */
 export async function readVisibleJobDetail(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, jobId: string): Promise<JobData> {
-  const [row] = await read(`${detailSql('')}${visibleTo(actor)}`, [jobId, siteId, ...(isStaff(actor.role) ? [] : [actor.userId])]);
+  const visible = visibleTo(actor);
+  const [row] = await read(visible ? `${detailSql('')} and ${visible}` : detailSql(''), visible ? [jobId, siteId, actor.userId] : [jobId, siteId]);
   if (!row) throw DomainError.notFound('Job', jobId);
   return detailOfRow(workflows, actor, row);
 }
 
-/** `visibleJobs` as a condition on the job aliased `j`, its one parameter the actor's user id (none for staff): never true without a user. */
-const visibleTo = (actor: JobActor): string => (isStaff(actor.role) ? '' : actor.role === 'driver' ? ' and j.driver_user_id = ?' : ' and j.customer_user_id = ?');
+/**
+ * `visibleJobs` as a condition on the job aliased `j` whose one parameter is the actor's user id, or null for staff
+ * (every job of the site). Never true for an actor without a user.
+ */
+export const visibleTo = (actor: JobActor): string | null => (isStaff(actor.role) ? null : actor.role === 'driver' ? 'j.driver_user_id = ?' : 'j.customer_user_id = ?');
 
 /** @throws DomainError 404 when the job is absent, deleted or another site's (the command never touched it) */
 async function detailAndRoute(rows: Record<string, unknown>[], actor: JobActor, jobId: string, workflows: WorkflowLookup): Promise<{ job: JobData; route: EntityRow | null }> {

@@ -25,7 +25,7 @@ export async function findVisibleJob(em: EntityManager, actor: JobActor, id: str
 }
 
 /** Jobs with their stops and stop addresses, in three queries whatever the page size. */
-export async function withStops(em: EntityManager, jobs: Job[], actor: JobActor): Promise<JobData[]> {
+async function withStops(em: EntityManager, jobs: Job[], actor: JobActor): Promise<JobData[]> {
   if (jobs.length === 0) return [];
   const stops = await em.find(StopSchema, { jobId: { $in: jobs.map((j) => j.id) } }, { orderBy: { jobId: 'asc', sortOrder: 'asc' } });
   const addresses = await em.find(AddressSchema, { id: { $in: [...new Set(stops.map((s) => s.addressId))] } });

@@ -1,9 +1,10 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { JobSchema, type Job } from '../../persistence/entities/job.entity.ts';
 import { containsPattern } from '../admin/patch.ts';
 import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
-import { visibleJobs } from './job-detail.ts';
+import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
+import type { ReadRow, TenantRead } from '../runtime/tenant-read.ts';
+import { detailOfRow, JOB_DETAIL_COLUMNS, visibleTo } from './job-detail-row.ts';
 import type { JobActor } from './job-input.ts';
+import type { JobData } from './job-view.ts';
 
 export type JobFilter = {
   workflow_state_ids?: string[];
@@ -20,32 +21,68 @@ export type JobFilter = {
   custom_fields?: string;
 };
 
-/** A [from, to) time range as an ORM condition. */
-function range(from?: string, to?: string) {
-  return { ...(from ? { $gte: new Date(from) } : {}), ...(to ? { $lt: new Date(to) } : {}) };
-}
-
+/** `orderBy`: entity properties of a job (`createdAt`, ...) as `readPaging` gives them, each with its direction. */
 export type PageRequest = { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> };
 
-/** Jobs the actor may see that match every given filter (time ranges are [from, to)). */
-export async function searchJobs(em: EntityManager, actor: JobActor, filter: JobFilter, page: PageRequest): Promise<[Job[], number]> {
-  const where: Record<string, unknown> = {
-    ...visibleJobs(actor),
-    ...(filter.workflow_state_ids?.length ? { workflowStateId: { $in: filter.workflow_state_ids } } : {}),
-    ...(filter.phases?.length ? { phase: { $in: filter.phases } } : {}),
-    ...(filter.customer_user_id ? { customerUserId: filter.customer_user_id } : {}),
-    ...(filter.service_type_id ? { serviceTypeId: filter.service_type_id } : {}),
-    ...(filter.created_from || filter.created_to ? { createdAt: range(filter.created_from, filter.created_to) } : {}),
-    ...(filter.completed_from || filter.completed_to ? { completedAt: range(filter.completed_from, filter.completed_to) } : {}),
+/** The sortable properties and their columns. */
+const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', updatedAt: 'updated_at', completedAt: 'completed_at', id: 'id' };
+
+type Conditions = { sql: string[]; params: unknown[] };
+
+/**
+ * The page of jobs the actor may see that match every given filter (time ranges are [from, to)), each with its stops
+ * and their addresses as the actor sees them, and how many match in all. One statement through `read` (in one round
+ * trip, `tenantRead`): the page's keys and the count over every match are read first, then each job of the page with
+ * its detail (`JOB_DETAIL_COLUMNS`), so the stops are read for the page only. A page past the last match costs a
+ * second statement, for the count. Sent inline: its text varies with the filters, and its plan should fit the values.
+ * @throws DomainError 400 INVALID_CUSTOM_FIELD_FILTER
+ */
+export async function searchJobs(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, filter: JobFilter, page: PageRequest): Promise<[JobData[], number]> {
+  const where = conditions(siteId, actor, filter);
+  const order = Object.entries(page.orderBy).map(([property, direction]) => `j.${SORT_COLUMNS[property] ?? 'id'} ${direction}`).join(', ');
+  const rows = await read(
+    `select ${JOB_DETAIL_COLUMNS}, p.search_total from (
+       select j.id, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
+       from job j where ${where.sql.join(' and ')} order by ${order} limit ? offset ?
+     ) p join job j on j.id = p.id and (j.site_id = ?) is true
+     order by p.search_place`,
+    [...where.params, page.limit, page.offset, siteId],
+    { inline: true },
+  );
+  const jobs: JobData[] = [];
+  for (const row of rows) jobs.push(await detailOfRow(workflows, actor, row));
+  return [jobs, rows.length > 0 ? Number(rows[0]!.search_total) : page.offset === 0 ? 0 : await countJobs(read, where)];
+}
+
+async function countJobs(read: TenantRead, where: Conditions): Promise<number> {
+  const [row] = await read(`select count(*) as total from job j where ${where.sql.join(' and ')}`, where.params, { inline: true });
+  return Number((row as ReadRow).total);
+}
+
+/** The filters as conditions on the job aliased `j`, with their values: the site's jobs that the actor may see, not deleted. */
+function conditions(siteId: string, actor: JobActor, filter: JobFilter): Conditions {
+  const where: Conditions = { sql: ['j.site_id = ?', 'j.deleted_at is null'], params: [siteId] };
+  const add = (sql: string, ...params: unknown[]) => {
+    where.sql.push(sql);
+    where.params.push(...params);
   };
+  const visible = visibleTo(actor);
+  if (visible) add(visible, actor.userId);
+  if (filter.workflow_state_ids?.length) add('j.workflow_state_id in (select jsonb_array_elements_text(?::jsonb))', JSON.stringify(filter.workflow_state_ids));
+  if (filter.phases?.length) add('j.phase in (select jsonb_array_elements_text(?::jsonb))', JSON.stringify(filter.phases));
+  if (filter.customer_user_id) add('j.customer_user_id = ?', filter.customer_user_id);
+  if (filter.service_type_id) add('j.service_type_id = ?', filter.service_type_id);
+  if (filter.created_from) add('j.created_at >= ?', new Date(filter.created_from));
+  if (filter.created_to) add('j.created_at < ?', new Date(filter.created_to));
+  if (filter.completed_from) add('j.completed_at >= ?', new Date(filter.completed_from));
+  if (filter.completed_to) add('j.completed_at < ?', new Date(filter.completed_to));
   const customFields = parseCustomFieldFilter(filter.custom_fields);
-  if (customFields) {
-    where.id = { $in: em.createQueryBuilder(JobSchema, 'cf').select('cf.id').where('cf.custom_fields @> ?::jsonb', [JSON.stringify(customFields)]).getKnexQuery() };
-  }
-  if (filter.driver_user_id) where.driverUserId = actor.role === 'driver' ? actor.userId : filter.driver_user_id;
+  if (customFields) add('j.custom_fields @> ?::jsonb', JSON.stringify(customFields));
+  // A driver's search is of their own jobs whatever driver it names.
+  if (filter.driver_user_id) add('j.driver_user_id = ?', actor.role === 'driver' ? actor.userId : filter.driver_user_id);
   if (filter.q) {
     const pattern = containsPattern(filter.q);
-    where.$or = [{ id: filter.q }, { customerNotes: { $ilike: pattern } }, { driverNotes: { $ilike: pattern } }, { paymentMethod: { $ilike: pattern } }];
+    add('(j.id = ? or j.customer_notes ilike ? or j.driver_notes ilike ? or j.payment_method ilike ?)', filter.q, pattern, pattern, pattern);
   }
-  return em.findAndCount(JobSchema, where, page);
+  return where;
 }

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import { readVisibleJobDetail } from '../../engine/jobs/job-detail-row.ts';
-import { findVisibleJob, jobDetail, withStops } from '../../engine/jobs/job-detail.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { updateJob } from '../../engine/jobs/job-update.ts';
 import { createJob } from '../../engine/jobs/job.service.ts';
@@ -66,10 +65,9 @@ export const jobOperations = [
     handler: async (ctx) => {
       const { actor } = commandContext(ctx);
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
-      return ctx.transaction(async (em) => {
-        const [jobs, total] = await searchJobs(em, actor, {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
-        return listBody(await withStops(em, jobs, actor), total, paging);
-      });
+      const siteId = requireSite(ctx.site).id;
+      const [jobs, total] = await searchJobs(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      return listBody(jobs, total, paging);
     },
   }),
   defineOperation({
@@ -85,10 +83,10 @@ export const jobOperations = [
     handler: async (ctx) => {
       const { actor } = commandContext(ctx);
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
-      return ctx.transaction(async (em) => {
-        const [jobs, total] = await searchJobs(em, actor, { ...ctx.query, phases: ctx.query.phase }, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
-        return searchBody(await withStops(em, jobs, actor), total, paging);
-      });
+      const siteId = requireSite(ctx.site).id;
+      const filter = { ...ctx.query, phases: ctx.query.phase };
+      const [jobs, total] = await searchJobs(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      return searchBody(jobs, total, paging);
     },
   }),
   defineOperation({
