@@ -10,9 +10,9 @@ import type { Target } from './load.ts';
  */
 export function probe(target: Target, body?: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers = text === undefined ? target.headers : { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
-    const req = request({ host: '127.0.0.1', port: target.port, path: target.path, method: text === undefined ? 'GET' : 'POST', headers }, (res) => {
+    const sent = body === undefined ? undefined : JSON.stringify(body);
+    const headers = sent === undefined ? target.headers : { ...target.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(sent)) };
+    const req = request({ host: '127.0.0.1', port: target.port, path: target.path, method: sent === undefined ? 'GET' : 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -23,6 +23,6 @@ export function probe(target: Target, body?: unknown): Promise<unknown> {
       });
     });
     req.on('error', reject);
-    req.end(text);
+    req.end(sent);
   });
 }
