@@ -87,11 +87,11 @@ it("GET /dispatch/pool lists what the driver may claim now, oldest first, each j
   expect(seen.map((offer) => offer.job)).toEqual([withoutInternalNotes(await staffView(noted.id)), withoutInternalNotes(await staffView(forTeam.id))]);
   expect(JSON.stringify(seen)).not.toContain('staff only');
 
-  // BEGIN, the tenant settings, the read and the COMMIT in one query (its statement prepared after the first listing).
+  // BEGIN, the tenant settings, the read and the COMMIT in one query (the read prepared on connections that sent it before).
   const sent = await recording(async () => {
     expect((await pool(member)).map((offer) => offer.dispatch_id)).toEqual([notedOffer, teamOffer]);
   });
   const transaction = transactionWith(sent, member.id);
   expect(transaction).toHaveLength(1);
-  expect(transaction[0]).toMatch(/^begin;.*execute \w+\(.*; commit$/s);
+  expect(transaction[0]).toMatch(/^begin;.*; commit$/s);
 });

@@ -40,11 +40,10 @@ it('GET /job/{id} shows staff any job of the site, a driver only the jobs assign
 
 it('GET /job/{id} reads in one round trip: BEGIN, the tenant settings, the read and the COMMIT in one query', async () => {
   const job = await jobAt(site.acme.as.dispatcher, PARIS);
-  await site.acme.as.dispatcher.get(`/api/job/${job.id}`);
   const sent = await recording(async () => {
     expect((await site.acme.as.dispatcher.get<One>(`/api/job/${job.id}`)).body.data.id).toBe(job.id);
   });
   const transaction = transactionWith(sent, job.id);
   expect(transaction).toHaveLength(1);
-  expect(transaction[0]).toMatch(/^begin;.*execute \w+\(.*; commit$/s);
+  expect(transaction[0]).toMatch(/^begin;.*; commit$/s);
 });
