@@ -223,6 +223,19 @@ describe('bulk operations', () => {
 });
 
 describe('visibility and editing', () => {
+  it("never shows another site's job: 404 by id, absent from the list and from searches, even by its id", async () => {
+    const theirs = await createJob(globex.as.dispatcher, { driver_notes: 'globex only' });
+    expect((await acme.as.dispatcher.get(`/api/job/${theirs.id}`)).status).toBe(404);
+    expect((await acme.as.admin.get(`/api/job/${theirs.id}`)).status).toBe(404);
+    const listed = await acme.as.dispatcher.get<{ data: JobBody[] }>('/api/job?per_page=100');
+    expect(listed.body.data.map((j) => j.id)).not.toContain(theirs.id);
+    for (const query of [`q=${theirs.id}`, 'q=globex%20only']) {
+      const found = await acme.as.dispatcher.get<{ data: JobBody[]; meta: { pagination: { totalItems: number } } }>(`/api/job/search?${query}`);
+      expect([found.status, found.body.data, found.body.meta.pagination.totalItems]).toEqual([200, [], 0]);
+    }
+    expect((await globex.as.dispatcher.get(`/api/job/${theirs.id}`)).status).toBe(200);
+  });
+
   it('shows customers only their own jobs and hides internal notes from them', async () => {
     const own = await createJob(acme.as.customer, { customer_email: undefined, internal_notes: 'ignored for customers' });
     const listed = await acme.as.customer.get<{ data: { id: string; customer_user_id: string; internal_notes?: unknown }[] }>('/api/job?per_page=100');
