@@ -2,7 +2,7 @@ import { DomainError } from '../domain-error.ts';
 import { AnswerAtCommit, type WorkflowLookup } from '../runtime/answer-at-commit.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import { isStaff, type JobActor } from './job-input.ts';
-import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type JobRecord, type StopRecord } from './job-view.ts';
+import { jobFromRow, stopFromRow, toJobData, toStopData, type AddressFields, type EntityRow, type JobData, type JobRecord, type StopData, type StopRecord } from './job-view.ts';
 
 /** A stop row and its address row, as JSON: what {@link STOPS_OF_JOB} gives per stop. */
 export type StopWithAddress = { stop: EntityRow; address: EntityRow | null };
@@ -53,6 +53,24 @@ export async function readVisibleJobDetail(read: TenantRead, workflows: Workflow
   const [row] = await read(visible ? `${detailSql('')} and ${visible}` : detailSql(''), visible ? [jobId, siteId, actor.userId] : [jobId, siteId]);
   if (!row) throw DomainError.notFound('Job', jobId);
   return detailOfRow(workflows, actor, row);
+}
+
+/**
+ * A stop with its address and state as `actor` may see it (through its job, as `readVisibleJobDetail`), in one
+ * statement through `read`.
+ * @throws DomainError 404 when absent, another site's, its job deleted, or not visible to this actor
+ */
+export async function readVisibleStop(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, stopId: string): Promise<StopData> {
+  const visible = visibleTo(actor);
+  const sql = `select to_jsonb(s) - 'snapshot' as stop, to_jsonb(a) - 'types' as address
+    from stop s join job j on j.id = s.job_id and (j.site_id = s.site_id) is true and j.deleted_at is null
+    left join address a on a.id = s.address_id and (a.site_id = s.site_id or a.site_id is null)
+    where s.id = ? and s.site_id = ?`;
+  const [row] = await read(visible ? `${sql} and ${visible}` : sql, visible ? [stopId, siteId, actor.userId] : [stopId, siteId]);
+  if (!row) throw DomainError.notFound('Stop', stopId);
+  const { stop, address } = row as StopWithAddress;
+  const record = stopFromRow(stop);
+  return toStopData(record, await workflows(record.workflowId), address ? addressFromRow(address) : null, isStaff(actor.role));
 }
 
 /**

@@ -3,12 +3,10 @@ import { toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
 import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
 import { DomainError } from '../../engine/domain-error.ts';
-import { workflowsOutsideTransaction } from '../../engine/workflow/workflow.service.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
-import { requireSite } from '../tenancy.ts';
-import { commandContext } from './command-context.ts';
+import { commandContext, jobReads } from './command-context.ts';
 
 /** The opt-in pool (post, list, claim) and a driver's acceptance of a dispatch. */
 export const dispatchDriverOperations = [
@@ -52,9 +50,7 @@ export const dispatchDriverOperations = [
     host: 'site',
     response: Type.Object({ data: Type.Array(PoolJobResponse) }, { additionalProperties: false }),
     handler: async (ctx) => {
-      const { actor } = commandContext(ctx);
-      const siteId = requireSite(ctx.site).id;
-      return { data: await listPool(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, ctx.services.clock.now()) };
+      return { data: await listPool(...jobReads(ctx), ctx.services.clock.now()) };
     },
   }),
   defineOperation({

@@ -2,14 +2,12 @@ import { moveOwnJob } from '../../engine/drivers/driver-jobs.ts';
 import { jobDetailAtCommit } from '../../engine/jobs/job-detail-row.ts';
 import { moveDriverStop } from '../../engine/jobs/driver-stop-move.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
-import { workflowsOutsideTransaction } from '../../engine/workflow/workflow.service.ts';
 import { defineOperation } from '../operation.ts';
 import { readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { DriverCancelBody, DriverJobSearchBody, DriverReturnBody, DriverStopStateBody } from '../schemas/driver.schema.ts';
 import { JobResponse } from '../schemas/job.schema.ts';
-import { requireSite } from '../tenancy.ts';
-import { commandContext } from './command-context.ts';
+import { commandContext, jobReads } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', completed_at: 'completedAt', id: 'id' };
 
@@ -88,13 +86,11 @@ export const driverJobOperations = [
     body: DriverJobSearchBody,
     response: SearchResponse(JobResponse),
     handler: async (ctx) => {
-      const { actor } = commandContext(ctx);
       const { workflow_state_ids, completed_at_start, completed_at_end } = ctx.body;
       const paging = readPaging(ctx.body, SORTABLE, '-created_at');
       const filter = { workflow_state_ids, completed_from: completed_at_start, completed_to: completed_at_end };
-      const siteId = requireSite(ctx.site).id;
       // The driver role alone scopes the search to the caller's jobs (visibleTo).
-      const [jobs, total] = await searchJobs(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...jobReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(jobs, total, paging);
     },
   }),

@@ -3,14 +3,12 @@ import { readVisibleJobDetail } from '../../engine/jobs/job-detail-row.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { updateJob } from '../../engine/jobs/job-update.ts';
 import { createJob } from '../../engine/jobs/job.service.ts';
-import { workflowsOutsideTransaction } from '../../engine/workflow/workflow.service.ts';
 import { defineOperation } from '../operation.ts';
 import { ListResponse, listBody, pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { JobCreateBody, JobPatchBody, JobPutBody, JobResponse } from '../schemas/job.schema.ts';
-import { requireSite } from '../tenancy.ts';
-import { commandContext } from './command-context.ts';
+import { commandContext, jobReads } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', updated_at: 'updatedAt', completed_at: 'completedAt', id: 'id' };
 
@@ -63,10 +61,8 @@ export const jobOperations = [
     query: ListQuery,
     response: ListResponse(JobResponse),
     handler: async (ctx) => {
-      const { actor } = commandContext(ctx);
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
-      const siteId = requireSite(ctx.site).id;
-      const [jobs, total] = await searchJobs(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...jobReads(ctx), {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return listBody(jobs, total, paging);
     },
   }),
@@ -81,11 +77,9 @@ export const jobOperations = [
     query: SearchQuery,
     response: SearchResponse(JobResponse),
     handler: async (ctx) => {
-      const { actor } = commandContext(ctx);
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
-      const siteId = requireSite(ctx.site).id;
       const filter = { ...ctx.query, phases: ctx.query.phase };
-      const [jobs, total] = await searchJobs(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...jobReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(jobs, total, paging);
     },
   }),
@@ -100,9 +94,7 @@ export const jobOperations = [
     params: JobIdParams,
     response: DataResponse(JobResponse),
     handler: async (ctx) => {
-      const { actor } = commandContext(ctx);
-      const siteId = requireSite(ctx.site).id;
-      return { data: await readVisibleJobDetail(ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor, ctx.params.id) };
+      return { data: await readVisibleJobDetail(...jobReads(ctx), ctx.params.id) };
     },
   }),
   defineOperation({

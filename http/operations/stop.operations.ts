@@ -1,21 +1,10 @@
-import { findVisibleJob, findVisibleStop, jobDetail } from '../../engine/jobs/job-detail.ts';
+import { readVisibleJobDetail, readVisibleStop } from '../../engine/jobs/job-detail-row.ts';
+import { findVisibleStop } from '../../engine/jobs/job-detail.ts';
 import { updateStopFields } from '../../engine/jobs/job-update.ts';
-import { toStopData } from '../../engine/jobs/job-view.ts';
-import { workflowById } from '../../engine/workflow/workflow.service.ts';
-import { AddressSchema } from '../../persistence/entities/address.entity.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { JobResponse, StopPutBody, StopResponse, StopStateBody } from '../schemas/job.schema.ts';
-import { commandContext } from './command-context.ts';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { JobActor } from '../../engine/jobs/job-input.ts';
-
-async function stopBody(em: EntityManager, actor: JobActor, id: string) {
-  const { stop } = await findVisibleStop(em, actor, id);
-  const address = await em.findOne(AddressSchema, { id: stop.addressId });
-  const staff = actor.role === 'admin' || actor.role === 'dispatcher';
-  return { data: toStopData(stop, await workflowById(em, stop.workflowId), address, staff) };
-}
+import { commandContext, jobReads } from './command-context.ts';
 
 export const stopOperations = [
   defineOperation({
@@ -28,7 +17,7 @@ export const stopOperations = [
     host: 'site',
     query: IdQuery,
     response: DataResponse(StopResponse),
-    handler: async (ctx) => ctx.transaction((em) => stopBody(em, commandContext(ctx).actor, ctx.query.id)),
+    handler: async (ctx) => ({ data: await readVisibleStop(...jobReads(ctx), ctx.query.id) }),
   }),
   defineOperation({
     id: 'stop.update',
@@ -47,7 +36,7 @@ export const stopOperations = [
         await updateStopFields(scope, null, ctx.body);
         await scope.em.flush();
       });
-      return ctx.transaction((em) => stopBody(em, command.actor, ctx.body.id));
+      return { data: await readVisibleStop(...jobReads(ctx), ctx.body.id) };
     },
   }),
   defineOperation({
@@ -63,9 +52,10 @@ export const stopOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
-      const { job } = await ctx.transaction((em) => findVisibleStop(em, command.actor, id));
+      const reading = jobReads(ctx);
+      const { job_id: jobId } = await readVisibleStop(...reading, id);
       await ctx.services.engine.transition(command, 'stop', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
-      return { data: await ctx.transaction(async (em) => jobDetail(em, command.actor, await findVisibleJob(em, command.actor, job.id))) };
+      return { data: await readVisibleJobDetail(...reading, jobId) };
     },
   }),
 ];
