@@ -1,7 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { auditRecordValues } from '../../persistence/audit.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
-import { DomainError } from '../domain-error.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
 import { DISPATCH_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import type { DispatchDecision, DispatchMethod, DispatchStatus, Strategy } from './dispatch-types.ts';
@@ -135,37 +133,6 @@ const jobsRead = new WeakMap<DispatchRow, EntityRow>();
 
 /** The dispatch's job (`select *`, not deleted) as the statement of `updateDispatch(..., withJob)` that wrote `row` read it; unlocked. */
 export const jobReadWithUpdate = (row: DispatchRow): EntityRow | undefined => jobsRead.get(row);
-
-/** @throws DomainError 404 */
-export async function getDispatch(em: EntityManager, siteId: string, id: string): Promise<DispatchRow> {
-  const [row] = await em.execute<DispatchRow[]>('select * from dispatch where id = ? and site_id = ?', [id, siteId]);
-  if (!row) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${id} not found`, 'id');
-  return row;
-}
-
-export type DispatchFilter = { job_id?: string; route_id?: string; team_id?: string; driver_id?: string; method?: DispatchMethod; status?: DispatchStatus; is_active?: boolean };
-
-/** One page of the site's dispatch records matching every filter, newest first, and the total count. */
-export async function searchDispatches(em: EntityManager, siteId: string, filter: DispatchFilter, page: { limit: number; offset: number }): Promise<[DispatchRow[], number]> {
-  const where = ['site_id = ?'];
-  const params: unknown[] = [siteId];
-  const add = (column: string, value: unknown) => {
-    if (value === undefined) return;
-    where.push(`${column} = ?`);
-    params.push(value);
-  };
-  add('job_id', filter.job_id);
-  add('route_id', filter.route_id);
-  add('team_id', filter.team_id);
-  add('assigned_to_driver_id', filter.driver_id);
-  add('method', filter.method);
-  add('status', filter.status);
-  add('is_active', filter.is_active);
-  const clause = where.join(' and ');
-  const [count] = await em.execute<{ total: string }[]>(`select count(*) as total from dispatch where ${clause}`, params);
-  const rows = await em.execute<DispatchRow[]>(`select * from dispatch where ${clause} order by created_at desc, id desc limit ? offset ?`, [...params, page.limit, page.offset]);
-  return [rows, Number(count?.total ?? 0)];
-}
 
 const iso = (value: Date | null) => (value ? new Date(value).toISOString() : null);
 

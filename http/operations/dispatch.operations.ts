@@ -2,7 +2,8 @@ import { UserSchema } from '../../persistence/entities/user.entity.ts';
 import { WorkerSchema } from '../../persistence/entities/worker.entity.ts';
 import { availableDrivers } from '../../engine/dispatch/available-drivers.ts';
 import { dispatchDeps } from '../../engine/dispatch/dispatch-deps.ts';
-import { getDispatch, searchDispatches, toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
+import { getDispatch, searchDispatches } from '../../engine/dispatch/dispatch-queries.ts';
+import { toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { getDispatchSettings, updateDispatchSettings } from '../../engine/dispatch/dispatch-settings.ts';
 import { assignDispatch, dispatchToTeam, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
 import { DomainError } from '../../engine/domain-error.ts';
@@ -42,7 +43,7 @@ export const dispatchOperations = [
     host: 'site',
     query: IdQuery,
     response: DataResponse(DispatchResponse),
-    handler: async ({ query, site, transaction }) => ({ data: toDispatchData(await transaction((em) => getDispatch(em, requireSite(site).id, query.id))) }),
+    handler: async ({ query, site, read }) => ({ data: toDispatchData(await getDispatch(read, requireSite(site).id, query.id)) }),
   }),
   defineOperation({
     id: 'dispatch.search',
@@ -54,9 +55,9 @@ export const dispatchOperations = [
     host: 'site',
     query: SearchQuery,
     response: SearchResponse(DispatchResponse),
-    handler: async ({ query, site, transaction }) => {
+    handler: async ({ query, site, read }) => {
       const paging = readPaging(query, { created_at: 'created_at' }, '-created_at');
-      const [rows, total] = await transaction((em) => searchDispatches(em, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset }));
+      const [rows, total] = await searchDispatches(read, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset });
       return searchBody(rows.map(toDispatchData), total, paging);
     },
   }),

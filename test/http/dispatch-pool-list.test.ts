@@ -95,3 +95,24 @@ it("GET /dispatch/pool lists what the driver may claim now, oldest first, each j
   expect(transaction).toHaveLength(1);
   expect(transaction[0]).toMatch(/^begin;.*; commit$/s);
 });
+
+it('GET /dispatch/search pages a filter newest first with the count of every match, also past the last page, in one round trip each', async () => {
+  const { dispatcher } = site.acme.as;
+  const team = await createTeam(site.acme, 'Searched');
+  const offers: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const job = await jobAt(dispatcher, PARIS);
+    offers.push((await dispatcher.post<Posted>('/api/dispatch/pool', { job_ids: [job.id], team_id: team })).body.data.succeeded[0]!.id);
+  }
+  type Found = { data: { id: string; team_id: string }[]; meta: { pagination: { totalItems: number } } };
+  const page = async (n: number) => (await dispatcher.get<Found>(`/api/dispatch/search?team_id=${team}&page_size=2&page=${n}`)).body;
+  const [first, second, past] = [await page(1), await page(2), await page(3)];
+  expect([...first.data, ...second.data].map((record) => record.id)).toEqual(offers.toReversed());
+  expect([first.meta.pagination.totalItems, second.meta.pagination.totalItems, past.meta.pagination.totalItems]).toEqual([3, 3, 3]);
+  expect(past.data).toEqual([]);
+  expect((await dispatcher.get<{ data: { id: string } }>(`/api/dispatch?id=${offers[0]}`)).body.data.id).toBe(offers[0]);
+  const sent = await recording(async () => {
+    expect((await dispatcher.get(`/api/dispatch?id=${offers[1]}`)).status).toBe(200);
+  });
+  expect(transactionWith(sent, offers[1]!)).toHaveLength(1);
+});
