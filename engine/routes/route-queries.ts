@@ -3,6 +3,9 @@ import { containsPattern } from '../admin/patch.ts';
 import { DomainError } from '../domain-error.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
+import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
+import type { TenantRead } from '../runtime/tenant-read.ts';
+import { ROUTE_VIEW_COLUMNS, routeViewsOfRows, type RouteView } from './route-detail.ts';
 import { routeFromRow, type RouteRecord } from './route-view.ts';
 
 export type RouteFilter = {
@@ -32,14 +35,31 @@ export async function findVisibleRoute(em: EntityManager, siteId: string, actor:
   return routeFromRow(row);
 }
 
-/** The routes matching every given filter (service dates inclusive), one page of them, and how many match. */
-export async function searchRoutes(
-  em: EntityManager,
+/**
+ * A route's view as `actor` may see it, in one statement through `read` (in one round trip, `tenantRead`).
+ * @throws DomainError 404 when absent, another site's, or (for a driver) not theirs
+ */
+export async function readVisibleRoute(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, id: string): Promise<RouteView> {
+  const seen = visibility(actor);
+  const rows = await read(`select r.*, ${ROUTE_VIEW_COLUMNS} from route r where id = ? and site_id = ?${seen.sql}`, [id, siteId, ...seen.params]);
+  if (rows.length === 0) throw DomainError.notFound('Route', id);
+  return (await routeViewsOfRows(rows, workflows))[0]!;
+}
+
+/**
+ * The views of the routes matching every given filter (service dates inclusive), one page of them, and how many
+ * match, in one statement through `read`: the page's keys with the count of every match, then each route with its
+ * view's columns. A page past the last match costs a second statement, for the count. Sent inline: its text varies
+ * with the filters.
+ */
+export async function searchRouteViews(
+  read: TenantRead,
+  workflows: WorkflowLookup,
   siteId: string,
   actor: JobActor,
   filter: RouteFilter,
   page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
-): Promise<[RouteRecord[], number]> {
+): Promise<[RouteView[], number]> {
   const seen = visibility(actor);
   const where = [`site_id = ?${seen.sql}`];
   const params: unknown[] = [siteId, ...seen.params];
@@ -56,12 +76,17 @@ export async function searchRoutes(
   if (filter.service_date_from) add('service_date >= ?', filter.service_date_from);
   if (filter.service_date_to) add('service_date <= ?', filter.service_date_to);
   // Column names come from ROUTE_SORTABLE (readPaging refuses others), so they are safe to interpolate.
-  const order = Object.entries(page.orderBy).map(([column, direction]) => `${column} ${direction === 'desc' ? 'desc' : 'asc'}`);
-  const rows = await em.execute<EntityRow[]>(`select * from route where ${where.join(' and ')} order by ${order.join(', ')} limit ? offset ?`, [
-    ...params,
-    page.limit,
-    page.offset,
-  ]);
-  const [count] = await em.execute<{ total: string }[]>(`select count(*) as total from route where ${where.join(' and ')}`, params);
-  return [rows.map(routeFromRow), Number(count?.total ?? 0)];
+  const order = Object.entries(page.orderBy).map(([column, direction]) => `r.${column} ${direction === 'desc' ? 'desc' : 'asc'}`).join(', ');
+  const rows = await read(
+    `select r.*, ${ROUTE_VIEW_COLUMNS}, p.search_total from (
+       select r.id, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
+       from route r where ${where.join(' and ')} order by ${order} limit ? offset ?
+     ) p join route r on r.id = p.id and (r.site_id = ?) is true
+     order by p.search_place`,
+    [...params, page.limit, page.offset, siteId],
+    { inline: true },
+  );
+  if (rows.length > 0 || page.offset === 0) return [await routeViewsOfRows(rows, workflows), rows.length > 0 ? Number(rows[0]!.search_total) : 0];
+  const [count] = await read(`select count(*) as total from route where ${where.join(' and ')}`, params, { inline: true });
+  return [[], Number(count?.total ?? 0)];
 }

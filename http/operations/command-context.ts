@@ -20,10 +20,11 @@ export function commandContext(ctx: { site: Site | null; principal: Principal | 
 }
 
 /**
- * What the one-statement job reads take (`readVisibleJobDetail`, `searchJobs`, `listPool`, ...): the request's read
- * in one round trip, the workflows outside any transaction, the site, and the actor as `commandContext` gives it.
+ * What the one-statement reads of a site's records take (`readVisibleJobDetail`, `searchJobs`, `listPool`,
+ * `readVisibleRoute`, ...): the request's read in one round trip, the workflows outside any transaction, the site,
+ * and the actor as `commandContext` gives it.
  */
-export function jobReads(ctx: Pick<OperationContext<unknown, unknown, unknown>, 'read' | 'site' | 'principal' | 'requestId' | 'services'>): [TenantRead, WorkflowLookup, string, JobActor] {
+export function siteReads(ctx: Pick<OperationContext<unknown, unknown, unknown>, 'read' | 'site' | 'principal' | 'requestId' | 'services'>): [TenantRead, WorkflowLookup, string, JobActor] {
   const { siteId, actor } = commandContext(ctx);
   return [ctx.read, workflowsOutsideTransaction(ctx.services.db.orm, siteId), siteId, actor];
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../../engine/domain-error.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
-import { commandContext, jobReads } from './command-context.ts';
+import { commandContext, siteReads } from './command-context.ts';
 
 /** The opt-in pool (post, list, claim) and a driver's acceptance of a dispatch. */
 export const dispatchDriverOperations = [
@@ -50,7 +50,7 @@ export const dispatchDriverOperations = [
     host: 'site',
     response: Type.Object({ data: Type.Array(PoolJobResponse) }, { additionalProperties: false }),
     handler: async (ctx) => {
-      return { data: await listPool(...jobReads(ctx), ctx.services.clock.now()) };
+      return { data: await listPool(...siteReads(ctx), ctx.services.clock.now()) };
     },
   }),
   defineOperation({

@@ -7,7 +7,7 @@ import { readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { DriverCancelBody, DriverJobSearchBody, DriverReturnBody, DriverStopStateBody } from '../schemas/driver.schema.ts';
 import { JobResponse } from '../schemas/job.schema.ts';
-import { commandContext, jobReads } from './command-context.ts';
+import { commandContext, siteReads } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', completed_at: 'completedAt', id: 'id' };
 
@@ -90,7 +90,7 @@ export const driverJobOperations = [
       const paging = readPaging(ctx.body, SORTABLE, '-created_at');
       const filter = { workflow_state_ids, completed_from: completed_at_start, completed_to: completed_at_end };
       // The driver role alone scopes the search to the caller's jobs (visibleTo).
-      const [jobs, total] = await searchJobs(...jobReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...siteReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(jobs, total, paging);
     },
   }),

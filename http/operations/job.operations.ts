@@ -8,7 +8,7 @@ import { ListResponse, listBody, pagingQuery, readPaging, searchBody, SearchResp
 import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { JobCreateBody, JobPatchBody, JobPutBody, JobResponse } from '../schemas/job.schema.ts';
-import { commandContext, jobReads } from './command-context.ts';
+import { commandContext, siteReads } from './command-context.ts';
 
 const SORTABLE = { created_at: 'createdAt', updated_at: 'updatedAt', completed_at: 'completedAt', id: 'id' };
 
@@ -62,7 +62,7 @@ export const jobOperations = [
     response: ListResponse(JobResponse),
     handler: async (ctx) => {
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
-      const [jobs, total] = await searchJobs(...jobReads(ctx), {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...siteReads(ctx), {}, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return listBody(jobs, total, paging);
     },
   }),
@@ -79,7 +79,7 @@ export const jobOperations = [
     handler: async (ctx) => {
       const paging = readPaging(ctx.query, SORTABLE, '-created_at');
       const filter = { ...ctx.query, phases: ctx.query.phase };
-      const [jobs, total] = await searchJobs(...jobReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      const [jobs, total] = await searchJobs(...siteReads(ctx), filter, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(jobs, total, paging);
     },
   }),
@@ -94,7 +94,7 @@ export const jobOperations = [
     params: JobIdParams,
     response: DataResponse(JobResponse),
     handler: async (ctx) => {
-      return { data: await readVisibleJobDetail(...jobReads(ctx), ctx.params.id) };
+      return { data: await readVisibleJobDetail(...siteReads(ctx), ctx.params.id) };
     },
   }),
   defineOperation({

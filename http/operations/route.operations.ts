@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { routeViews } from '../../engine/routes/route-detail.ts';
-import { findVisibleRoute, ROUTE_SORTABLE, searchRoutes } from '../../engine/routes/route-queries.ts';
+import { readVisibleRoute, ROUTE_SORTABLE, searchRouteViews } from '../../engine/routes/route-queries.ts';
 import { createRoute, updateRoute } from '../../engine/routes/route-service.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { CreateRouteBody, RouteResponse, RouteSearchFilters, UpdateRouteBody } from '../schemas/route.schema.ts';
-import { commandContext } from './command-context.ts';
+import { commandContext, siteReads } from './command-context.ts';
 
 const SearchQuery = Type.Object({ ...RouteSearchFilters, ...pagingQuery(ROUTE_SORTABLE) }, { additionalProperties: false });
 
@@ -44,11 +44,7 @@ export const routeOperations = [
     query: IdQuery,
     response: DataResponse(RouteResponse),
     handler: async (ctx) => {
-      const { siteId, actor } = commandContext(ctx);
-      return ctx.transaction(async (em) => {
-        const [view] = await routeViews(em, siteId, [await findVisibleRoute(em, siteId, actor, ctx.query.id)]);
-        return { data: view! };
-      });
+      return { data: await readVisibleRoute(...siteReads(ctx), ctx.query.id) };
     },
   }),
   defineOperation({
@@ -86,12 +82,9 @@ export const routeOperations = [
     query: SearchQuery,
     response: SearchResponse(RouteResponse),
     handler: async (ctx) => {
-      const { siteId, actor } = commandContext(ctx);
       const paging = readPaging(ctx.query, ROUTE_SORTABLE, '-service_date');
-      return ctx.transaction(async (em) => {
-        const [routes, total] = await searchRoutes(em, siteId, actor, ctx.query, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
-        return searchBody(await routeViews(em, siteId, routes), total, paging);
-      });
+      const [views, total] = await searchRouteViews(...siteReads(ctx), ctx.query, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
+      return searchBody(views, total, paging);
     },
   }),
 ];

@@ -4,7 +4,7 @@ import { updateStopFields } from '../../engine/jobs/job-update.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { JobResponse, StopPutBody, StopResponse, StopStateBody } from '../schemas/job.schema.ts';
-import { commandContext, jobReads } from './command-context.ts';
+import { commandContext, siteReads } from './command-context.ts';
 
 export const stopOperations = [
   defineOperation({
@@ -17,7 +17,7 @@ export const stopOperations = [
     host: 'site',
     query: IdQuery,
     response: DataResponse(StopResponse),
-    handler: async (ctx) => ({ data: await readVisibleStop(...jobReads(ctx), ctx.query.id) }),
+    handler: async (ctx) => ({ data: await readVisibleStop(...siteReads(ctx), ctx.query.id) }),
   }),
   defineOperation({
     id: 'stop.update',
@@ -36,7 +36,7 @@ export const stopOperations = [
         await updateStopFields(scope, null, ctx.body);
         await scope.em.flush();
       });
-      return { data: await readVisibleStop(...jobReads(ctx), ctx.body.id) };
+      return { data: await readVisibleStop(...siteReads(ctx), ctx.body.id) };
     },
   }),
   defineOperation({
@@ -52,7 +52,7 @@ export const stopOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
-      const reading = jobReads(ctx);
+      const reading = siteReads(ctx);
       const { job_id: jobId } = await readVisibleStop(...reading, id);
       await ctx.services.engine.transition(command, 'stop', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
       return { data: await readVisibleJobDetail(...reading, jobId) };

@@ -4,6 +4,7 @@ import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
+import { recording, transactionWith } from '../support/pg-recording.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
@@ -117,6 +118,19 @@ describe('routes', () => {
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update']);
     expect(audit.body.data.find((r) => r.action === 'create')!.new_data.job_ids).toEqual([second.id, first.id]);
     expect((await routeEvents(route.id)).map((e) => e.event)).toEqual(['route:create', 'route:update']);
+  });
+
+  it('reads a route and searches routes in one round trip each, as the edits answer them; a page past the last match still counts them', async () => {
+    const routes = [await plan({ name: 'Paged A', service_date: '2026-12-01' }), await plan({ name: 'Paged B', service_date: '2026-12-01', job_ids: [(await createJob(acme.as.dispatcher)).id] })];
+    const edited = await acme.as.dispatcher.put<One<Route>>('/api/route', { id: routes[1]!.id, version: 1, name: 'Paged C' });
+    const search = async (page: number) => (await acme.as.admin.get<Many<Route>>(`/api/route/search?service_date_from=2026-12-01&service_date_to=2026-12-01&sort=name&page_size=1&page=${page}`)).body;
+    const [first, second, past] = [await search(1), await search(2), await search(3)];
+    expect([...first.data, ...second.data]).toEqual([routes[0], edited.body.data]);
+    expect([first.meta.pagination.totalItems, second.meta.pagination.totalItems, past.meta.pagination.totalItems, past.data.length]).toEqual([2, 2, 2, 0]);
+    const sent = await recording(async () => {
+      expect(await getRoute(routes[1]!.id)).toEqual(edited.body.data);
+    });
+    expect(transactionWith(sent, routes[1]!.id)).toHaveLength(1);
   });
 
   it('reorders stops, refusing a dropoff before its pickup (naming the stop) and anything but the full order', async () => {
