@@ -4,6 +4,7 @@ import { platformOf } from './direct-execute.ts';
 import { inlineValues } from './inline-values.ts';
 import { inPooledTransaction } from './pooled-transaction.ts';
 import { PreparedStatements, prepareAfterTransaction } from './prepared-statements.ts';
+import { isStalePlanError } from './statement-rounds.ts';
 
 export type ReadRow = Record<string, unknown>;
 
@@ -25,17 +26,29 @@ export type TenantRead = (sql: string, params: readonly unknown[], options?: { i
  * objects).
  */
 export function tenantRead(orm: MikroORM, tenant: TenantScope): TenantRead {
-  return async (sql, params, options) => {
+  const readOnce = async (sql: string, params: readonly unknown[], inline: boolean): Promise<ReadRow[]> => {
     const read: { rows?: ReadRow[] } = {};
     await inPooledTransaction(
       orm,
       tenant,
       async (_transaction, prefix, connection) => {
         const platform = platformOf(orm.em);
-        prefix.readWithCommit(options?.inline ? inlineValues(platform, sql, params) : PreparedStatements.of(connection).textFor(platform, sql, params).text, read);
+        prefix.readWithCommit(inline ? inlineValues(platform, sql, params) : PreparedStatements.of(connection).textFor(platform, sql, params).text, read);
       },
       prepareAfterTransaction,
     );
     return read.rows ?? [];
+  };
+  return async (sql, params, options) => {
+    const inline = options?.inline === true;
+    try {
+      return await readOnce(sql, params, inline);
+    } catch (error) {
+      // A prepared read whose plan a schema change outdated (`select j.*` once a column was added: "cached plan must
+      // not change result type"): its session's statements are dropped (`prepareAfterTransaction`) and the read runs
+      // again inline, as a command runs again after a stale plan. Any other failure, or one inline, is the answer.
+      if (inline || !isStalePlanError(error)) throw error;
+      return readOnce(sql, params, true);
+    }
   };
 }
