@@ -1,7 +1,9 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inCommandTransaction, StalePlanError } from '../../../engine/runtime/command-transaction.ts';
+import { tenantRead } from '../../../engine/runtime/tenant-read.ts';
 import { createSiteFixture, type SiteFixture } from '../../support/fixtures.ts';
+import { recording } from '../../support/pg-recording.ts';
 import { startTestServer, type TestServer } from '../../support/test-server.ts';
 
 let server: TestServer;
@@ -10,8 +12,9 @@ let acme: SiteFixture;
 beforeAll(async () => {
   server = await startTestServer();
   acme = await createSiteFixture(server, 'acme');
-  // A scratch table without row-level security, read by the commands below.
+  // Scratch tables without row-level security, read by the commands and the tenant reads below.
   await server.services.db.orm.em.getConnection().execute(`create table command_probe (id text primary key, value int not null); insert into command_probe values ('a', 1)`);
+  await server.services.db.orm.em.getConnection().execute(`create table read_probe (id text primary key, value int not null); insert into read_probe values ('a', 1)`);
 });
 afterAll(() => server.close());
 
@@ -75,5 +78,24 @@ describe("a command's own transaction", () => {
     }
     expect(failures.length).toBeGreaterThan(0);
     expect(failures.every((error) => error instanceof StalePlanError)).toBe(true);
+  });
+});
+
+describe('a tenant read (tenantRead)', () => {
+  const read = () => tenantRead(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id })('select * from read_probe where id = ?', ['a']);
+
+  it('goes in one query from BEGIN to COMMIT, prepared once its session sent it, and after a schema change reads again instead of failing', async () => {
+    const sent = await recording(async () => {
+      for (let i = 0; i < 12; i += 1) expect(await read()).toEqual([{ id: 'a', value: 1 }]);
+    });
+    const reads = sent.filter((query) => !query.text.startsWith('prepare ') && (query.text.includes('read_probe') || /execute engine_stmt_\d+\('a'\)/.test(query.text)));
+    expect(reads).toHaveLength(12);
+    expect(reads.every((query) => /^begin;.*; commit$/s.test(query.text))).toBe(true);
+    expect(reads.some((query) => /execute engine_stmt_\d+\('a'\)/.test(query.text))).toBe(true);
+
+    // On each session that prepared it, the read fails once as a stale plan and runs again inline: the caller sees
+    // the new column, never the error.
+    await server.services.db.orm.em.getConnection().execute('alter table read_probe add column note text');
+    for (let i = 0; i < 12; i += 1) expect(await read()).toEqual([{ id: 'a', value: 1, note: null }]);
   });
 });
