@@ -81,9 +81,10 @@ describe("a command's own transaction", () => {
   });
 });
 
-describe('a tenant read (tenantRead)', () => {
-  const read = () => tenantRead(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id })('select * from read_probe where id = ?', ['a']);
+/** One tenant read of the scratch table, as the API's reads go (`ctx.read`). */
+const read = () => tenantRead(server.services.db.orm, { siteId: acme.site.id, userId: acme.users.dispatcher.id })('select * from read_probe where id = ?', ['a']);
 
+describe('a tenant read (tenantRead)', () => {
   it('goes in one query from BEGIN to COMMIT, prepared once its session sent it, and after a schema change reads again instead of failing', async () => {
     const sent = await recording(async () => {
       for (let i = 0; i < 12; i += 1) expect(await read()).toEqual([{ id: 'a', value: 1 }]);
