@@ -1,4 +1,5 @@
 import { DomainError } from '../domain-error.ts';
+import { readPage } from '../runtime/paged-read.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import type { DispatchMethod, DispatchStatus } from './dispatch-types.ts';
 import type { DispatchRow } from './dispatch-record.ts';
@@ -15,17 +16,13 @@ export async function getDispatch(read: TenantRead, siteId: string, id: string):
 
 export type DispatchFilter = { job_id?: string; route_id?: string; team_id?: string; driver_id?: string; method?: DispatchMethod; status?: DispatchStatus; is_active?: boolean };
 
-/**
- * One page of the site's dispatch records matching every filter, newest first, and the total count, in one statement
- * through `read` (the page's rows carry the count of every match); a page past the last match costs a second one, for
- * the count. Sent inline: its text varies with the filters.
- */
+/** One page of the site's dispatch records matching every filter, newest first, and the total count: one statement in one round trip (`readPage`). */
 export async function searchDispatches(read: TenantRead, siteId: string, filter: DispatchFilter, page: { limit: number; offset: number }): Promise<[DispatchRow[], number]> {
-  const where = ['site_id = ?'];
+  const where = ['d.site_id = ?'];
   const params: unknown[] = [siteId];
   const add = (column: string, value: unknown) => {
     if (value === undefined) return;
-    where.push(`${column} = ?`);
+    where.push(`d.${column} = ?`);
     params.push(value);
   };
   add('job_id', filter.job_id);
@@ -35,9 +32,6 @@ export async function searchDispatches(read: TenantRead, siteId: string, filter:
   add('method', filter.method);
   add('status', filter.status);
   add('is_active', filter.is_active);
-  const clause = where.join(' and ');
-  const rows = await read(`select *, count(*) over () as search_total from dispatch where ${clause} order by created_at desc, id desc limit ? offset ?`, [...params, page.limit, page.offset], { inline: true });
-  if (rows.length > 0 || page.offset === 0) return [rows as DispatchRow[], rows.length > 0 ? Number(rows[0]!.search_total) : 0];
-  const [count] = await read(`select count(*) as total from dispatch where ${clause}`, params, { inline: true });
-  return [[], Number(count?.total ?? 0)];
+  const [rows, total] = await readPage(read, siteId, { table: 'dispatch', alias: 'd', where, params, order: 'd.created_at desc, d.id desc' }, page);
+  return [rows as DispatchRow[], total];
 }

@@ -18,8 +18,10 @@ export const STOPS_OF_JOB = `(select coalesce(json_agg(json_build_object('stop',
 const STOPS = 'detail_stops';
 const ROUTE = 'detail_route';
 
+/** The stops column of {@link JOB_DETAIL_COLUMNS} alone, for a read that selects the job's row itself. */
+export const STOPS_COLUMN = `${STOPS_OF_JOB} as ${STOPS}`;
 /** A job's detail columns, the job aliased `j`: its row and its stops with their addresses, as {@link detailOfRow} reads them. */
-export const JOB_DETAIL_COLUMNS = `j.*, ${STOPS_OF_JOB} as ${STOPS}`;
+export const JOB_DETAIL_COLUMNS = `j.*, ${STOPS_COLUMN}`;
 
 /**
  * A command's answer with the job as the command left it, as `actor` sees it: the job, its stops (in order) and their

@@ -1,8 +1,9 @@
 import { containsPattern } from '../admin/patch.ts';
 import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
 import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
-import type { ReadRow, TenantRead } from '../runtime/tenant-read.ts';
-import { detailOfRow, JOB_DETAIL_COLUMNS, visibleTo } from './job-detail-row.ts';
+import { readPage } from '../runtime/paged-read.ts';
+import type { TenantRead } from '../runtime/tenant-read.ts';
+import { detailOfRow, STOPS_COLUMN, visibleTo } from './job-detail-row.ts';
 import type { JobActor } from './job-input.ts';
 import type { JobData } from './job-view.ts';
 
@@ -31,32 +32,17 @@ type Conditions = { sql: string[]; params: unknown[] };
 
 /**
  * The page of jobs the actor may see that match every given filter (time ranges are [from, to)), each with its stops
- * and their addresses as the actor sees them, and how many match in all. One statement through `read` (in one round
- * trip, `tenantRead`): the page's keys and the count over every match are read first, then each job of the page with
- * its detail (`JOB_DETAIL_COLUMNS`), so the stops are read for the page only. A page past the last match costs a
- * second statement, for the count. Sent inline: its text varies with the filters, and its plan should fit the values.
+ * and their addresses as the actor sees them, and how many match in all: one statement in one round trip
+ * (`readPage`), the stops read for the page only.
  * @throws DomainError 400 INVALID_CUSTOM_FIELD_FILTER
  */
 export async function searchJobs(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, filter: JobFilter, page: PageRequest): Promise<[JobData[], number]> {
   const where = conditions(siteId, actor, filter);
   const order = Object.entries(page.orderBy).map(([property, direction]) => `j.${SORT_COLUMNS[property] ?? 'id'} ${direction}`).join(', ');
-  const rows = await read(
-    `select ${JOB_DETAIL_COLUMNS}, p.search_total from (
-       select j.id, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
-       from job j where ${where.sql.join(' and ')} order by ${order} limit ? offset ?
-     ) p join job j on j.id = p.id and (j.site_id = ?) is true
-     order by p.search_place`,
-    [...where.params, page.limit, page.offset, siteId],
-    { inline: true },
-  );
+  const [rows, total] = await readPage(read, siteId, { table: 'job', alias: 'j', columns: `, ${STOPS_COLUMN}`, where: where.sql, params: where.params, order }, page);
   const jobs: JobData[] = [];
   for (const row of rows) jobs.push(await detailOfRow(workflows, actor, row));
-  return [jobs, rows.length > 0 ? Number(rows[0]!.search_total) : page.offset === 0 ? 0 : await countJobs(read, where)];
-}
-
-async function countJobs(read: TenantRead, where: Conditions): Promise<number> {
-  const [row] = await read(`select count(*) as total from job j where ${where.sql.join(' and ')}`, where.params, { inline: true });
-  return Number((row as ReadRow).total);
+  return [jobs, total];
 }
 
 /** The filters as conditions on the job aliased `j`, with their values: the site's jobs that the actor may see, not deleted. */

@@ -4,6 +4,7 @@ import { DomainError } from '../domain-error.ts';
 import type { JobActor } from '../jobs/job-input.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
 import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
+import { readPage } from '../runtime/paged-read.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import { ROUTE_VIEW_COLUMNS, routeViewsOfRows, type RouteView } from './route-detail.ts';
 import { routeFromRow, type RouteRecord } from './route-view.ts';
@@ -48,9 +49,7 @@ export async function readVisibleRoute(read: TenantRead, workflows: WorkflowLook
 
 /**
  * The views of the routes matching every given filter (service dates inclusive), one page of them, and how many
- * match, in one statement through `read`: the page's keys with the count of every match, then each route with its
- * view's columns. A page past the last match costs a second statement, for the count. Sent inline: its text varies
- * with the filters.
+ * match: one statement in one round trip (`readPage`), the view's columns read for the page only.
  */
 export async function searchRouteViews(
   read: TenantRead,
@@ -77,16 +76,6 @@ export async function searchRouteViews(
   if (filter.service_date_to) add('service_date <= ?', filter.service_date_to);
   // Column names come from ROUTE_SORTABLE (readPaging refuses others), so they are safe to interpolate.
   const order = Object.entries(page.orderBy).map(([column, direction]) => `r.${column} ${direction === 'desc' ? 'desc' : 'asc'}`).join(', ');
-  const rows = await read(
-    `select r.*, ${ROUTE_VIEW_COLUMNS}, p.search_total from (
-       select r.id, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
-       from route r where ${where.join(' and ')} order by ${order} limit ? offset ?
-     ) p join route r on r.id = p.id and (r.site_id = ?) is true
-     order by p.search_place`,
-    [...params, page.limit, page.offset, siteId],
-    { inline: true },
-  );
-  if (rows.length > 0 || page.offset === 0) return [await routeViewsOfRows(rows, workflows), rows.length > 0 ? Number(rows[0]!.search_total) : 0];
-  const [count] = await read(`select count(*) as total from route where ${where.join(' and ')}`, params, { inline: true });
-  return [[], Number(count?.total ?? 0)];
+  const [rows, total] = await readPage(read, siteId, { table: 'route', alias: 'r', columns: `, ${ROUTE_VIEW_COLUMNS}`, where, params, order }, page);
+  return [await routeViewsOfRows(rows, workflows), total];
 }
