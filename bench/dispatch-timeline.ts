@@ -12,6 +12,9 @@
  * writes the explained dispatches' round trips as sent).
  */
 import { writeFileSync } from 'node:fs';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { Session } from 'node:inspector/promises';
 import { lowerHelperThreadPriority } from '../app/helper-thread-priority.ts';
 import { dispatchDeps } from '../engine/dispatch/dispatch-deps.ts';
 import type { Strategy } from '../engine/dispatch/dispatch-types.ts';
@@ -40,7 +43,57 @@ function kind(trip: RoundTrip): string {
   return (parts[0] ?? trip.statement).replace(/^(execute \w+|select pg_advisory_xact_lock|commit|prepare \w+|\w+ \w+ \S+).*/i, '$1');
 }
 
-function summarize(timelines: Timeline[], commandPid: (t: Timeline) => number | undefined): string[] {
+/** A garbage collection's pause on the main thread (`performance.now()` clock) and its kind as V8 names it. */
+type GcPause = { start: number; duration: number; kind: string };
+
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+
+/** The main thread's GC pauses from now until `stop` (which waits a tick: entries arrive asynchronously). */
+function recordGcPauses(): { stop(): Promise<GcPause[]> } {
+  const pauses: GcPause[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
+      pauses.push({ start: entry.startTime, duration: entry.duration, kind: GC_KINDS[kind] ?? String(kind) });
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    async stop() {
+      await new Promise((resolve) => setImmediate(resolve));
+      observer.disconnect();
+      return pauses;
+    },
+  };
+}
+
+/**
+ * With `file` set, V8's sampling heap profile of what the series allocated and still holds after a full GC at its
+ * end (objects the GCs collected are not counted): what each dispatch leaves behind, which every scavenge copies
+ * until it is promoted. Read it with bench/support/heap-profile-sites.ts.
+ */
+async function startRetainedProfile(file: string | undefined): Promise<{ stop(): Promise<void> }> {
+  if (!file) return { stop: async () => {} };
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 1024 });
+  return {
+    async stop() {
+      await session.post('HeapProfiler.collectGarbage');
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+function summarize(timelines: Timeline[], commandPid: (t: Timeline) => number | undefined, pauses: GcPause[]): string[] {
   const byKind = new Map<string, { duration: number[]; cpu: number[]; wait: number[]; bytes: number; n: number }>();
   const gaps: number[] = [];
   const inFlight: number[] = [];
@@ -80,13 +133,19 @@ function summarize(timelines: Timeline[], commandPid: (t: Timeline) => number | 
     `Node main thread CPU p50 / p99: ${f(mainCpu.p50)} / ${f(mainCpu.p99)} ms; its run-queue wait p50 / p99: ${f(mainWait.p50)} / ${f(mainWait.p99)}; process CPU (all threads) p50 / p99: ${f(cpu.p50)} / ${f(cpu.p99)}`,
     `wall outside the command's round trips (Node's own segments) p50 / p99: ${f(gap.p50)} / ${f(gap.p99)} ms`,
     `other connections' round trips sent during a dispatch: mean ${(inFlight.reduce((a, b) => a + b, 0) / inFlight.length).toFixed(2)}`,
+    ...[false, true].map((overlapped) => {
+      const walls = timelines.filter((_, i) => (inFlight[i]! > 0) === overlapped).map((t) => t.wallMs);
+      const p = percentiles(walls);
+      return `dispatches ${overlapped ? 'with' : 'without'} another connection's round trip: ${walls.length}, wall p50 / p95 / p99 ${f(p.p50)} / ${f(p.p95)} / ${f(p.p99)} ms`;
+    }),
     '',
-    'slowest 8 dispatches (wall; main CPU, main wait; command trips as kind duration/backend CPU/backend wait; others sent meanwhile):',
+    'slowest 12 dispatches (wall; main CPU, main wait; command trips as kind duration/backend CPU/backend wait; others sent meanwhile; GC pauses overlapping it, ms):',
   );
-  for (const t of timelines.toSorted((a, b) => b.wallMs - a.wallMs).slice(0, 8)) {
+  for (const t of timelines.toSorted((a, b) => b.wallMs - a.wallMs).slice(0, 12)) {
     const pid = commandPid(t);
     const trips = t.trips.filter((trip) => trip.pid === pid).map((trip) => `${kind(trip)} ${f(trip.replyMs - trip.sentMs)}/${f(trip.backendCpuMs)}/${f(trip.backendWaitMs)}`);
-    lines.push(`  ${f(t.wallMs)} ms; ${f(t.mainCpuMs)}, ${f(t.mainWaitMs)}; ${trips.join(' | ')}; others ${t.trips.length - trips.length}`);
+    const gc = pauses.filter((p) => p.start + p.duration >= t.startedAt && p.start <= t.startedAt + t.wallMs).map((p) => `${p.kind} ${f(p.duration)}`);
+    lines.push(`  ${f(t.wallMs)} ms; ${f(t.mainCpuMs)}, ${f(t.mainWaitMs)}; ${trips.join(' | ')}; others ${t.trips.length - trips.length}; GC ${gc.join(', ') || 'none'}`);
   }
   return lines;
 }
@@ -120,11 +179,22 @@ async function main(): Promise<void> {
       progress('analyzed after the warm-up');
     }
     progress(`${DRIVERS} drivers, ${STRATEGY}: recording ${SAMPLES} dispatches`);
+    const oldSpace = () => (getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')?.space_used_size ?? 0) / 2 ** 20;
+    const oldBefore = oldSpace();
+    const retained = await startRetainedProfile(process.env.BENCH_TIMELINE_RETAINED);
+    const gc = recordGcPauses();
     const timelines = await recordTimelines(SAMPLES, async (i) => {
       await dispatch(jobs[WARMUP + i]!);
+      if (process.env.SNAP && i === SAMPLES - 50) {
+        const { writeHeapSnapshot } = await import('node:v8');
+        writeHeapSnapshot(process.env.SNAP);
+      }
     });
+    const pauses = await gc.stop();
+    await retained.stop();
+    progress(`old space ${oldBefore.toFixed(1)} -> ${oldSpace().toFixed(1)} MB; pauses: ${pauses.map((p) => `${p.kind} ${f(p.duration)}`).join(', ')}`);
     // The command's connection: the one that sent the head read.
-    const lines = summarize(timelines, (t) => t.trips.find((trip) => trip.statement.includes('dispatch_site_head'))?.pid);
+    const lines = summarize(timelines, (t) => t.trips.find((trip) => trip.statement.includes('dispatch_site_head'))?.pid, pauses);
     process.stdout.write(`${lines.join('\n')}\n`);
     for (const jobId of jobs.slice(WARMUP + SAMPLES)) {
       const sent: string[] = [];
