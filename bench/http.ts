@@ -1,7 +1,7 @@
 /**
- * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key), list calls (`/api/user/search`, and
- * `/api/job/search` for a page of 20 jobs with their stops) and a job's detail (`/api/job/{id}`: the job, its two stops
- * and their addresses),
+ * HTTP benchmark: an authenticated GET (`/api/auth/me` with an API key), list calls (`/api/user/search`,
+ * `/api/job/search` for a page of 20 jobs with their stops, `/api/worker/search` for a page of 20 workers) and a
+ * job's detail (`/api/job/{id}`: the job, its two stops and their addresses),
  * reported as req/s ratios against a raw `node:http` hello server measured in the same run with the same load.
  * Goal: `/api/auth/me` at 0.5× raw or better.
  *
@@ -23,7 +23,7 @@
  *   of the req/s ratio. It includes what the API process does meanwhile (pools, workers' polling): its real cost.
  * - BENCH_CPU_PROFILE=<file> writes a V8 CPU profile of the `/api/auth/me` run (see `profiled`).
  *
- * Run: `npm run bench:http` (about 90 s; `BENCH_QUICK=1 BENCH_SECONDS=4` for a ~25 s loop of raw, h3 and `/auth/me`). Progress goes to stderr, the table to stdout, JSON to bench/results/.
+ * Run: `npm run bench:http` (about 100 s; `BENCH_QUICK=1 BENCH_SECONDS=4` for a ~25 s loop of raw, h3 and `/auth/me`). Progress goes to stderr, the table to stdout, JSON to bench/results/.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
@@ -149,6 +149,10 @@ async function main(): Promise<void> {
     // A page of two-stop jobs, created as a dispatch console creates them, for the detail read and the job search.
     const created: string[] = [];
     for (let i = 0; i < PAGE_SIZE; i++) created.push(((await probe({ ...me, name: 'POST /api/job', path: '/api/job' }, JOB)) as { data: { id: string } }).data.id);
+    // A page of workers, made from new drivers as an office adds them, for the worker search.
+    for (let i = 0; i < PAGE_SIZE; i++) await probe({ ...me, name: 'POST /api/worker', path: '/api/worker' }, { email: `worker${i}@bench.example`, first_name: `Worker${i}`, skills: ['van'] });
+    const workerSearch: Target = { name: 'GET /api/worker/search', port: api.port, path: `/api/worker/search?skill=van&page_size=${PAGE_SIZE}`, headers };
+    if (((await probe(workerSearch)) as { data: unknown[] }).data.length !== PAGE_SIZE) throw new Error(`worker search did not return a full page of ${PAGE_SIZE}`);
     const jobRead: Target = { name: 'GET /api/job/{id}', port: api.port, path: `/api/job/${created[0]}`, headers };
     const jobSearch: Target = { name: 'GET /api/job/search', port: api.port, path: `/api/job/search?phase=unassigned&page_size=${PAGE_SIZE}`, headers };
     await probe(jobRead);
@@ -172,6 +176,7 @@ async function main(): Promise<void> {
       measured.push(await measure(search, served.api));
       measured.push(await measure(jobRead, served.api));
       measured.push(await measure(jobSearch, served.api));
+      measured.push(await measure(workerSearch, served.api));
       services.logger.level = 'info';
       discardLogs = true;
       for (const target of [me, search]) measured.push(await measure({ ...target, name: `${target.name} [info logs]` }, served.api));

@@ -12,6 +12,12 @@ import { assertWorkerReferences } from './worker-refs.ts';
 /** A worker as the API shows it: the driver's user account and their dispatch details on the site. */
 export type WorkerView = { user: User; worker: Worker };
 
+/** What a worker's answer shows of a {@link WorkerView}: also what a search reads for each worker of its page. */
+export type WorkerFields = {
+  user: Pick<User, 'id' | 'email' | 'firstName' | 'lastName' | 'displayName' | 'phone'>;
+  worker: Pick<Worker, 'siteId' | 'defaultVehicleId' | 'teamIds' | 'zoneIds' | 'skills' | 'operationalStatus' | 'maxLoad' | 'notes' | 'customFields' | 'createdAt' | 'updatedAt'>;
+};
+
 export type WorkerDetailsInput = {
   default_vehicle_id?: string;
   team_ids?: string[];

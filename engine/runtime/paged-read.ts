@@ -2,8 +2,10 @@ import type { ReadRow, TenantRead } from './tenant-read.ts';
 
 /** A search of one of a site's tables: the table as `alias`, the conditions on it with their values, its order. */
 export type PagedSearch = {
-  table: 'job' | 'route' | 'dispatch';
+  table: 'job' | 'route' | 'dispatch' | 'worker';
   alias: string;
+  /** The column that tells the site's rows apart (default `id`; a worker's is its `user_id`). */
+  key?: string;
   /** Columns read besides `alias.*` (a row's nested rows as JSON, for instance), each with its leading comma. */
   columns?: string;
   where: string[];
@@ -21,11 +23,12 @@ export type PagedSearch = {
  */
 export async function readPage(read: TenantRead, siteId: string, search: PagedSearch, page: { limit: number; offset: number }): Promise<[ReadRow[], number]> {
   const { table, alias: a, where, params, order } = search;
+  const key = search.key ?? 'id';
   const rows = await read(
     `select ${a}.*${search.columns ?? ''}, p.search_total from (
-       select ${a}.id, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
+       select ${a}.${key}, count(*) over () as search_total, row_number() over (order by ${order}) as search_place
        from ${table} ${a} where ${where.join(' and ')} order by ${order} limit ? offset ?
-     ) p join ${table} ${a} on ${a}.id = p.id and (${a}.site_id = ?) is true
+     ) p join ${table} ${a} on ${a}.${key} = p.${key} and (${a}.site_id = ?) is true
      order by p.search_place`,
     [...params, page.limit, page.offset, siteId],
     { inline: true },

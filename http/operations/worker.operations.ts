@@ -8,7 +8,7 @@ import { CreateWorkerBody, OperationalStatusSchema, toWorkerResponse, UpdateWork
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { requireSite } from '../tenancy.ts';
 
-// A worker's id is its user id, stored as `userId`; the paging helper's `id` tie-breaker is renamed below.
+// A worker's id is its user id (the search orders `id` by `user_id`).
 const SORTABLE = { created_at: 'createdAt', operational_status: 'operationalStatus', id: 'id' };
 
 const SearchQuery = Type.Object(
@@ -79,12 +79,9 @@ export const workerOperations = [
     host: 'site',
     query: SearchQuery,
     response: SearchResponse(WorkerResponse),
-    handler: async ({ query, site, transaction }) => {
+    handler: async ({ query, site, read }) => {
       const paging = readPaging(query, SORTABLE, 'created_at');
-      const orderBy = Object.fromEntries(Object.entries(paging.orderBy).map(([key, dir]) => [key === 'id' ? 'userId' : key, dir]));
-      const [rows, total] = await transaction((em) =>
-        searchWorkers(em, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset, orderBy }),
-      );
+      const [rows, total] = await searchWorkers(read, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(rows.map(toWorkerResponse), total, paging);
     },
   }),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { WorkerView } from '../../engine/fleet/worker.service.ts';
+import type { WorkerFields } from '../../engine/fleet/worker.service.ts';
 import { Clearable, Id, Nullable, Timestamp } from './common.schema.ts';
 import { CustomFieldValuesBody, CustomFieldValuesResponse } from './customfield.schema.ts';
 import { contact } from './organization.schema.ts';
@@ -75,7 +75,7 @@ export const UpdateWorkerBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function toWorkerResponse({ user, worker }: WorkerView) {
+export function toWorkerResponse({ user, worker }: WorkerFields) {
   return {
     id: user.id,
     site_id: worker.siteId,

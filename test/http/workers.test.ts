@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { isOnSchedule } from '../../engine/fleet/schedule.ts';
 import { newId } from '../../persistence/ids.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
+import { recording, transactionWith } from '../support/pg-recording.ts';
 import { type SiteFixture } from '../support/fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -71,6 +72,27 @@ describe('workers', () => {
     expect(await ids('has_vehicle=false&q=otto')).toEqual([otto.id]);
     expect(await ids('has_vehicle=false&q=vera')).toEqual([]);
     expect((await sites.acme.as.admin.get('/api/worker/search?sort=-name')).status).toBe(400);
+  });
+
+  it('pages and sorts the search, shows each worker as GET /worker does, and answers in one round trip', async () => {
+    const suspended = await newWorker('pager1', { skills: ['pager'], team_ids: [fleet.teamA], operational_status: 'suspended' });
+    const active = await newWorker('pager2', { skills: ['pager'], max_load: 7, notes: 'Night shifts' });
+    const inactive = await newWorker('pager3', { skills: ['pager'], operational_status: 'inactive', default_vehicle_id: fleet.vehicle });
+    const search = async (query: string) => (await sites.acme.as.admin.get<Many<Worker>>(`/api/worker/search?skill=pager&${query}`)).body;
+    const pages = [await search('per_page=2&sort=created_at'), await search('per_page=2&page=2&sort=created_at'), await search('per_page=2&page=3')];
+    expect(pages.map((page) => page.data.map((w) => w.id))).toEqual([[suspended.id, active.id], [inactive.id], []]);
+    expect(pages.map((page) => page.meta.pagination.totalItems)).toEqual([3, 3, 3]);
+    expect((await search('sort=-operational_status')).data.map((w) => w.id)).toEqual([suspended.id, inactive.id, active.id]);
+    const found = (await search('sort=created_at')).data;
+    const got = await Promise.all(found.map(async (w) => (await sites.acme.as.admin.get<One<Worker>>(`/api/worker?id=${w.id}`)).body.data));
+    expect(found).toEqual(got);
+
+    const sent = await recording(async () => {
+      expect((await search(`team_id=${fleet.teamA}`)).data.map((w) => w.id)).toEqual([suspended.id]);
+    });
+    const transaction = transactionWith(sent, fleet.teamA);
+    expect(transaction).toHaveLength(1);
+    expect(transaction[0]).toMatch(/^begin;.*; commit$/s);
   });
 
   it("keeps other sites' workers and fleet ids out, and names the field at fault", async () => {
