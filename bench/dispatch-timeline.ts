@@ -58,8 +58,8 @@ function recordGcPauses(): { stop(): Promise<GcPause[]> } {
   const pauses: GcPause[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
-      pauses.push({ start: entry.startTime, duration: entry.duration, kind: GC_KINDS[kind] ?? String(kind) });
+      const gcKind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
+      pauses.push({ start: entry.startTime, duration: entry.duration, kind: GC_KINDS[gcKind] ?? String(gcKind) });
     }
   });
   observer.observe({ entryTypes: ['gc'] });
@@ -92,6 +92,9 @@ async function startRetainedProfile(file: string | undefined): Promise<{ stop():
     },
   };
 }
+
+/** V8's old space in use, in MB. */
+const oldSpace = () => (getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')?.space_used_size ?? 0) / 2 ** 20;
 
 function summarize(timelines: Timeline[], commandPid: (t: Timeline) => number | undefined, pauses: GcPause[]): string[] {
   const byKind = new Map<string, { duration: number[]; cpu: number[]; wait: number[]; bytes: number; n: number }>();
@@ -179,7 +182,6 @@ async function main(): Promise<void> {
       progress('analyzed after the warm-up');
     }
     progress(`${DRIVERS} drivers, ${STRATEGY}: recording ${SAMPLES} dispatches`);
-    const oldSpace = () => (getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')?.space_used_size ?? 0) / 2 ** 20;
     const oldBefore = oldSpace();
     const retained = await startRetainedProfile(process.env.BENCH_TIMELINE_RETAINED);
     const gc = recordGcPauses();

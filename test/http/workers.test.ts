@@ -78,7 +78,6 @@ describe('workers', () => {
     const suspended = await newWorker('pager1', { skills: ['pager'], team_ids: [fleet.teamA], operational_status: 'suspended' });
     const active = await newWorker('pager2', { skills: ['pager'], max_load: 7, notes: 'Night shifts' });
     const inactive = await newWorker('pager3', { skills: ['pager'], operational_status: 'inactive', default_vehicle_id: fleet.vehicle });
-    const search = async (query: string) => (await sites.acme.as.admin.get<Many<Worker>>(`/api/worker/search?skill=pager&${query}`)).body;
     const pages = [await search('per_page=2&sort=created_at'), await search('per_page=2&page=2&sort=created_at'), await search('per_page=2&page=3')];
     expect(pages.map((page) => page.data.map((w) => w.id))).toEqual([[suspended.id, active.id], [inactive.id], []]);
     expect(pages.map((page) => page.meta.pagination.totalItems)).toEqual([3, 3, 3]);
@@ -164,6 +163,11 @@ describe('worker schedules', () => {
 });
 
 /** A new driver made a worker of acme through the API. */
+/** The search among the workers of the paging test (skill `pager`), with more parameters. */
+async function search(query: string): Promise<Many<Worker>> {
+  return (await sites.acme.as.admin.get<Many<Worker>>(`/api/worker/search?skill=pager&${query}`)).body;
+}
+
 async function newWorker(name: string, details: Record<string, unknown> = {}): Promise<Worker> {
   const response = await sites.acme.as.admin.post<One<Worker>>('/api/worker', { email: `${name}@acme-drivers.example`, first_name: name, ...details });
   if (response.status !== 201) throw new Error(`worker ${name}: ${response.status} ${response.text}`);
