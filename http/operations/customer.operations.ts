@@ -71,9 +71,13 @@ export const customerOperations = [
     host: 'site',
     body: UpdateCustomerBody,
     response: DataResponse(CustomerResponse),
-    handler: async ({ body, site, actor, transaction }) => ({
-      data: toCustomerResponse(await transaction((em) => updateCustomer(em, actor, requireSite(site).id, body))),
-    }),
+    handler: async ({ body, site, actor, services, transaction }) => {
+      const view = await transaction((em) => updateCustomer(em, actor, requireSite(site).id, body));
+      // A deactivated customer, or one whose password changed, is refused at their next request, not after the
+      // cached credential's 30 s (as PUT /user does).
+      if (body.is_active !== undefined || body.password !== undefined) await services.credentials.invalidate();
+      return { data: toCustomerResponse(view) };
+    },
   }),
   defineOperation({
     id: 'customer.search',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SiteFixture } from '../support/fixtures.ts';
+import { sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -80,6 +80,17 @@ describe('customers', () => {
     expect(unknown.status).toBe(404);
     const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=Customer&entity_id=${customer.id}`);
     expect(audit.body.data.filter((r) => r.action === 'update').length).toBe(6);
+  });
+
+  it('refuses a deactivated customer at their next request, and lets them back in once reactivated', async () => {
+    const { customer } = sites.acme.users;
+    const app = await sessionClient(sites.server, 'acme', customer);
+    expect((await app.get('/api/job')).status).toBe(200);
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: false })).status).toBe(200);
+    // Within the credential cache's 30 s, so only the update's invalidation can refuse it.
+    expect((await app.get('/api/job')).status).toBe(401);
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: true })).status).toBe(200);
+    expect((await app.get('/api/job')).status).toBe(200);
   });
 
   it("another site's customer is 404 to read, update and search", async () => {
