@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { bannedZoneHitsIn, type BannedZone, type BannedZoneHit } from '../fleet/zone-rules.ts';
+import { BANNED_ZONES_JSON, bannedZoneHitsIn, type BannedZone, type BannedZoneHit } from '../fleet/zone-rules.ts';
 import type { LatLng } from '../mapping/mapping-provider.ts';
 import { DomainError } from '../domain-error.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
@@ -57,8 +57,7 @@ export const JOB_TARGET_SQL = `select j.id, j.phase, j.version, j.driver_user_id
        s.complete_after, s.complete_before, j.workflow_id, j.snapshot->>'value' as state,
        s.id as stop_id, s.phase as stop_phase, s.version as stop_version, s.workflow_id as stop_workflow_id, s.snapshot->>'value' as stop_state,
        to_jsonb(j) as job_row, to_jsonb(s) as stop_row,
-       (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
-        from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as banned_zones,
+       ${BANNED_ZONES_JSON} as banned_zones,
        (select count(*)::int from dispatch d where d.site_id = j.site_id and d.job_id = j.id and d.is_active and d.status <> 'completed') as active_dispatches
      from job j left join stop s on s.job_id = j.id and s.site_id = j.site_id left join address a on a.id = s.address_id
      where j.id = ? and (j.site_id = ?) is true and j.deleted_at is null order by s.sort_order asc, s.id asc`;

@@ -13,6 +13,10 @@ export type BannedZoneHit = { stopIndex: number; zoneId: string; zoneName: strin
 /** A banned zone as the hit test needs it. */
 export type BannedZone = { id: string; name: string; geometry: ZoneGeometry };
 
+/** The site's active banned zones (`?`: the site) as a JSON array of {@link BannedZone}, ordered by id: what every check reads. */
+export const BANNED_ZONES_JSON = `(select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
+  from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active)`;
+
 /** Which of the points lie in one of `zones` (ordered by id; a point on the border counts as inside). */
 export function bannedZoneHitsIn(zones: BannedZone[], points: StopPoint[]): BannedZoneHit[] {
   const hits: BannedZoneHit[] = [];
@@ -35,13 +39,34 @@ export function enforceBannedZones(zones: BannedZone[], role: ActingRole, stops:
   const hits = zones.length === 0 ? [] : bannedZoneHitsIn(zones, stopPoints(stops, addresses));
   if (hits.length === 0 || (override && isStaff(role))) return hits;
   const first = hits[0]!;
-  throw new DomainError(
-    422,
-    'ZONE_RESTRICTED',
-    `Stop ${first.stopIndex} is inside the banned zone ${first.zoneName} (${first.zoneId})`,
-    `stops.${first.stopIndex}`,
-    { hits: hits.map((h) => ({ stop_index: h.stopIndex, zone_id: h.zoneId, zone_name: h.zoneName })) },
-  );
+  throw zoneRestricted(hits, `Stop ${first.stopIndex} is inside the banned zone ${first.zoneName} (${first.zoneId})`, `stops.${first.stopIndex}`);
+}
+
+function zoneRestricted(hits: BannedZoneHit[], message: string, field: string): DomainError {
+  return new DomainError(422, 'ZONE_RESTRICTED', message, field, {
+    hits: hits.map((h) => ({ stop_index: h.stopIndex, zone_id: h.zoneId, zone_name: h.zoneName })),
+  });
+}
+
+/**
+ * The banned-zone rule of a stop moved to another place (a new address on a job or stop update, an address's point
+ * changed under an open job's stop): refused when the point lies in one of the site's active banned zones, for
+ * customers always, for staff unless they pass `override`. The caller marks the job overridden and audits the hits.
+ * @returns the hits overridden (empty when the point is in no banned zone)
+ * @throws DomainError 422 ZONE_RESTRICTED naming `field`, every hit in `details.hits`
+ */
+export async function enforceBannedZonesAt(
+  em: EntityManager,
+  siteId: string,
+  role: ActingRole,
+  place: { stopIndex: number; lat: number; lng: number },
+  override: boolean,
+  field: string,
+): Promise<BannedZoneHit[]> {
+  const [row] = await em.execute<{ zones: BannedZone[] }[]>(`select ${BANNED_ZONES_JSON} as zones`, [siteId]);
+  const hits = bannedZoneHitsIn(row?.zones ?? [], [{ index: place.stopIndex, lat: place.lat, lng: place.lng }]);
+  if (hits.length === 0 || (override && isStaff(role))) return hits;
+  throw zoneRestricted(hits, `Stop ${place.stopIndex} would be inside the banned zone ${hits[0]!.zoneName} (${hits[0]!.zoneId})`, field);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { ZoneGeometry } from '../../persistence/entities/zone.entity.ts';
 import type { FieldRule } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import type { KnownCustomer } from '../catalog/customer.service.ts';
-import type { BannedZone } from '../fleet/zone-rules.ts';
+import { BANNED_ZONES_JSON, type BannedZone } from '../fleet/zone-rules.ts';
 import { rememberedWorkflow, workflowById, workflowFromJson } from '../workflow/workflow.service.ts';
 
 /** What creating a job reads of the site before it writes anything. */
@@ -63,8 +63,7 @@ export async function readJobCreateContext(em: EntityManager, siteId: string, cu
       (select coalesce(json_agg(json_build_object('entity_type', c.entity_type, 'key', c.key, 'data_type', c.data_type, 'is_required', c.is_required,
           'is_active', c.is_active, 'options', c.options) order by c.sort_order, c.key), '[]'::json)
         from custom_field_definition c where c.site_id = ? and c.entity_type in ('job', 'stop')) as fields,
-      (select coalesce(json_agg(json_build_object('id', z.id, 'name', z.name, 'geometry', z.geometry) order by z.id), '[]'::json)
-        from zone z where z.site_id = ? and z.kind = 'banned' and z.is_active) as zones,
+      ${BANNED_ZONES_JSON} as zones,
       (select json_build_object('id', u.id, 'is_service_account', u.is_service_account, 'is_active', u.is_active,
           'profile_active', (select p.is_active from user_profile p where p.site_id = ? and p.user_id = u.id and p.role = 'customer' limit 1))
         from app_user u where u.email = ? limit 1) as customer`,

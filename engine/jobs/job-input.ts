@@ -68,6 +68,8 @@ export type JobUpdate = {
   option_ids?: string[];
   custom_fields?: CustomFieldInput;
   stops?: StopUpdate[];
+  /** Staff only: a stop may move to an address in a banned zone (ignored for customers, who are always refused). */
+  override_zone_restriction?: boolean;
 };
 
 /** Who is acting on jobs, and what that limits: customers see and create only their own jobs, drivers see theirs. */

@@ -1,5 +1,6 @@
 import { recordAudit } from '../../persistence/audit.ts';
 import { AddressSchema } from '../../persistence/entities/address.entity.ts';
+import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { applyPatch } from '../admin/patch.ts';
 import { assertOptions } from '../catalog/option.service.ts';
@@ -7,6 +8,7 @@ import { findOrCreateCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { loadDefinitions, resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
+import { enforceBannedZonesAt, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
 import { isStaff, type JobUpdate, type StopUpdate } from './job-input.ts';
 import { assertOpen } from './job.service.ts';
@@ -26,8 +28,9 @@ const STOP_FIELDS = {
 
 /**
  * Edits a job's details and its stops' details (three-state: a value sets, omitted keeps, null clears). State never
- * changes here: that is the command path's. Every write bumps the optimistic version.
- * @throws DomainError 404, 409 JOB_CLOSED / STOP_CLOSED, 400 naming the field
+ * changes here: that is the command path's. Every write bumps the optimistic version. A stop moved to an address in
+ * a banned zone follows job creation's rule (`override_zone_restriction`: staff only).
+ * @throws DomainError 404, 409 JOB_CLOSED / STOP_CLOSED, 400 naming the field, 422 ZONE_RESTRICTED
  */
 export async function updateJob(scope: CommandScope, id: string, patch: JobUpdate): Promise<JobData> {
   const { em, siteId, actor } = scope;
@@ -44,7 +47,9 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
     job.optionIds = patch.option_ids;
   }
   if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;
-  for (const [index, stopPatch] of (patch.stops ?? []).entries()) await updateStopFields(scope, job.id, stopPatch, `stops.${index}`);
+  for (const [index, stopPatch] of (patch.stops ?? []).entries()) {
+    await updateStopFields(scope, job.id, stopPatch, `stops.${index}`, patch.override_zone_restriction === true);
+  }
   job.updatedAt = scope.clock.now();
   await em.flush();
   const after = await jobDetail(em, { ...actor, role: 'system' }, job);
@@ -53,24 +58,36 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   return isStaff(actor.role) ? after : jobDetail(em, actor, job);
 }
 
-/** Edits one stop's details (not its state or order). `jobId` given: the stop must belong to that job. */
-export async function updateStopFields(scope: CommandScope, jobId: string | null, patch: StopUpdate, field = 'id'): Promise<void> {
+/**
+ * Edits one stop's details (not its state or order). `jobId` given: the stop must belong to that job. `prefix`: where
+ * the stop is in the request (`stops.2` in a job update; none for PUT /stop), for the fields errors name. `override`:
+ * staff let the stop move into a banned zone (the job then carries the override, audited as at creation).
+ */
+export async function updateStopFields(scope: CommandScope, jobId: string | null, patch: StopUpdate, prefix: string | null = null, override = false): Promise<void> {
   const { em, actor } = scope;
+  const field = (name: string) => (prefix ? `${prefix}.${name}` : name);
   const stop = await em.findOne(StopSchema, { id: patch.id, ...(jobId ? { jobId } : {}) });
-  if (!stop) throw new DomainError(404, 'NOT_FOUND', `Stop ${patch.id} not found on this job`, `${field}.id`);
+  if (!stop) throw new DomainError(404, 'NOT_FOUND', `Stop ${patch.id} not found on this job`, field('id'));
   if (stop.phase === 'completed' || stop.phase === 'cancelled') throw DomainError.conflict('STOP_CLOSED', `Stop ${stop.id} is ${stop.phase}`);
-  if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', `${field}.internal_notes`);
-  if (patch.address_id && !(await em.findOne(AddressSchema, { id: patch.address_id }))) {
-    throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, `${field}.address_id`);
+  if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', field('internal_notes'));
+  if (patch.address_id && patch.address_id !== stop.addressId) {
+    const address = await em.findOne(AddressSchema, { id: patch.address_id });
+    if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
+    const place = { stopIndex: stop.sortOrder, lat: Number(address.lat), lng: Number(address.lng) };
+    const overridden = await enforceBannedZonesAt(em, scope.siteId, actor.role, place, override, field('address_id'));
+    if (overridden.length > 0) {
+      const job = await em.findOneOrFail(JobSchema, { id: stop.jobId });
+      job.zoneOverride = true;
+      recordZoneOverride(em, actor, scope.siteId, job.id, overridden);
+    }
   }
   if (patch.custom_fields !== undefined) {
-    const prefix = field === 'id' ? 'custom_fields' : `${field}.custom_fields`;
-    stop.customFields = resolveCustomFields(await loadDefinitions(em, 'stop'), stop.customFields ?? {}, patch.custom_fields, prefix);
+    stop.customFields = resolveCustomFields(await loadDefinitions(em, 'stop'), stop.customFields ?? {}, patch.custom_fields, field('custom_fields'));
   }
   applyPatch(stop, patch, STOP_FIELDS);
   if (patch.complete_after !== undefined) stop.completeAfter = patch.complete_after ? new Date(patch.complete_after) : null;
   if (patch.complete_before !== undefined) stop.completeBefore = patch.complete_before ? new Date(patch.complete_before) : null;
   if (stop.completeAfter && stop.completeBefore && stop.completeBefore <= stop.completeAfter) {
-    throw DomainError.invalid('INVALID_TIME_WINDOW', `Stop ${stop.id}'s time window ends before it starts`, `${field}.complete_before`);
+    throw DomainError.invalid('INVALID_TIME_WINDOW', `Stop ${stop.id}'s time window ends before it starts`, field('complete_before'));
   }
 }

@@ -33,7 +33,8 @@ export const stopOperations = [
       const command = commandContext(ctx);
       await ctx.services.engine.command(command, `stop:${ctx.body.id}`, async (scope) => {
         await findVisibleStop(scope.em, scope.actor, ctx.body.id);
-        await updateStopFields(scope, null, ctx.body);
+        const { override_zone_restriction: override, ...patch } = ctx.body;
+        await updateStopFields(scope, null, patch, null, override === true);
         await scope.em.flush();
       });
       return { data: await readVisibleStop(...siteReads(ctx), ctx.body.id) };

@@ -83,11 +83,15 @@ const jobUpdateFields = {
   option_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
   custom_fields: Type.Optional(CustomFieldValuesBody),
   stops: Type.Optional(Type.Array(StopUpdate, { maxItems: MAX_STOPS_PER_JOB })),
+  override_zone_restriction: Type.Optional(Type.Boolean({ description: 'staff only: a stop may move into a banned zone; customers are always refused' })),
 };
 
 export const JobPutBody = Type.Object({ id: Id, ...jobUpdateFields }, { additionalProperties: false });
 export const JobPatchBody = Type.Object(jobUpdateFields, { additionalProperties: false });
-export const StopPutBody = StopUpdate;
+export const StopPutBody = Type.Object(
+  { ...StopUpdate.properties, override_zone_restriction: Type.Optional(Type.Boolean({ description: 'the stop may move into a banned zone' })) },
+  { additionalProperties: false },
+);
 
 export const JobStateBody = Type.Object(
   { job_id: Id, workflow_state_id: Id, cancellation_notes: Type.Optional(Text(2000)) },

@@ -6,6 +6,7 @@ type One<T = Record<string, unknown>> = { data: T };
 type Many<T = Record<string, unknown>> = { data: T[] };
 type Failure = { code: string; error: string; fields?: { field: string }[]; details?: { hits: { stop_index: number; zone_id: string; zone_name: string }[] } };
 type Audit = { action: string; new_data: { zone_ids?: string[] } };
+type JobWithAddresses = JobBody & { stops: (JobBody['stops'][number] & { address_id: string })[] };
 
 /** A square around the first stop of `jobRequest` (10 Rue de Rivoli, 48.8556 N 2.3522 E); the second stop is outside. */
 const RIVOLI = { type: 'Polygon', coordinates: [[[2.34, 48.85], [2.36, 48.85], [2.36, 48.86], [2.34, 48.86], [2.34, 48.85]]] };
@@ -62,3 +63,47 @@ describe('banned zones in job creation', () => {
     await sites.acme.as.admin.put('/api/zone', { id: bannedId, is_active: true });
   });
 });
+
+describe('banned zones in job and stop updates', () => {
+  const INSIDE = { street_address: '14 Rue de Rivoli', city: 'Paris', point: { lat: 48.8552, lng: 2.3541 } };
+  const DROPOFF = (jobRequest().stops as unknown[])[1];
+  const outsideJob = async (customer: boolean) => {
+    const client = customer ? sites.acme.as.customer : sites.acme.as.dispatcher;
+    const created = await client.post<One<JobWithAddresses>>('/api/job', jobRequest({ customer_email: customer ? undefined : 'zoe@example.com', stops: [OUTSIDE_STOP, DROPOFF] }));
+    expect(created.status).toBe(201);
+    return created.body.data;
+  };
+
+  it("refuses to move a customer's stop into a banned zone, override flag or not, and changes nothing", async () => {
+    const job = await outsideJob(true);
+    const before = await stopAddress(job.id);
+    const inside = await sites.acme.as.customer.post<One<{ id: string }>>('/api/address', INSIDE);
+    for (const override of [undefined, true]) {
+      const refused = await sites.acme.as.customer.send<Failure>('PATCH', `/api/job/${job.id}`, { stops: [{ id: job.stops[0]!.id, address_id: inside.body.data.id }], override_zone_restriction: override });
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'stops.0.address_id' }] });
+      expect(refused.body.details?.hits).toEqual([{ stop_index: 0, zone_id: bannedId, zone_name: 'Rivoli works' }]);
+    }
+    expect(await stopAddress(job.id)).toBe(before);
+  });
+
+  it('lets staff move a stop into a banned zone only with the override, audited on the job', async () => {
+    const job = await outsideJob(false);
+    const inside = await sites.acme.as.dispatcher.post<One<{ id: string }>>('/api/address', INSIDE);
+    const move = { id: job.id, stops: [{ id: job.stops[0]!.id, address_id: inside.body.data.id }] };
+    expect((await sites.acme.as.dispatcher.put<Failure>('/api/job', move)).body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'stops.0.address_id' }] });
+    const stopOnly = await sites.acme.as.dispatcher.put<Failure>('/api/stop', { id: job.stops[0]!.id, address_id: inside.body.data.id });
+    expect(stopOnly.body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'address_id' }] });
+
+    const moved = await sites.acme.as.dispatcher.put<One<JobWithAddresses>>('/api/job', { ...move, override_zone_restriction: true });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data.stops[0]!.address_id).toBe(inside.body.data.id);
+    const audit = await sites.acme.as.admin.get<Many<Audit>>(`/api/audit/search?entity_type=Job&entity_id=${job.id}`);
+    expect(audit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
+  });
+});
+
+/** The address of a job's first stop, as staff read it. */
+async function stopAddress(jobId: string): Promise<string> {
+  return (await sites.acme.as.admin.get<One<JobWithAddresses>>(`/api/job/${jobId}`)).body.data.stops[0]!.address_id;
+}
