@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { checkAddressChange } from '../../engine/admin/address-change-rules.ts';
 import { createAddress, getAddress, searchAddresses, updateAddress } from '../../engine/admin/address.service.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
@@ -57,9 +58,15 @@ export const addressOperations = [
     host: 'any',
     body: UpdateAddressBody,
     response: DataResponse(AddressResponse),
-    handler: async ({ body, site, actor, transaction }) => ({
-      data: toAddressResponse(await transaction((em) => updateAddress(em, actor, site?.id ?? null, body))),
-    }),
+    handler: async ({ body, site, actor, principal, transaction }) => {
+      const { override_zone_restriction: override, ...patch } = body;
+      const siteId = site?.id ?? null;
+      const address = await transaction(async (em) => {
+        if (siteId && principal && principal.role !== 'platform') await checkAddressChange(em, siteId, { ...actor, role: principal.role }, patch, override === true);
+        return updateAddress(em, actor, siteId, patch);
+      });
+      return { data: toAddressResponse(address) };
+    },
   }),
   defineOperation({
     id: 'address.search',

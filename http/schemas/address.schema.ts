@@ -28,6 +28,7 @@ export const UpdateAddressBody = Type.Object(
     postal_code: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
     country: Clearable(Line),
     point: Type.Optional(Point),
+    override_zone_restriction: Type.Optional(Type.Boolean({ description: 'staff only: the point may move into a banned zone under an open stop; customers are always refused' })),
   },
   { additionalProperties: false },
 );

@@ -66,13 +66,6 @@ describe('banned zones in job creation', () => {
 
 describe('banned zones in job and stop updates', () => {
   const INSIDE = { street_address: '14 Rue de Rivoli', city: 'Paris', point: { lat: 48.8552, lng: 2.3541 } };
-  const DROPOFF = (jobRequest().stops as unknown[])[1];
-  const outsideJob = async (customer: boolean) => {
-    const client = customer ? sites.acme.as.customer : sites.acme.as.dispatcher;
-    const created = await client.post<One<JobWithAddresses>>('/api/job', jobRequest({ customer_email: customer ? undefined : 'zoe@example.com', stops: [OUTSIDE_STOP, DROPOFF] }));
-    expect(created.status).toBe(201);
-    return created.body.data;
-  };
 
   it("refuses to move a customer's stop into a banned zone, override flag or not, and changes nothing", async () => {
     const job = await outsideJob(true);
@@ -102,6 +95,44 @@ describe('banned zones in job and stop updates', () => {
     expect(audit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
   });
 });
+
+describe('address changes under jobs', () => {
+  const INSIDE_POINT = { lat: 48.8552, lng: 2.3541 };
+
+  it("refuses a customer's change of an address another customer's job uses, and changes nothing", async () => {
+    const theirs = await outsideJob(false);
+    const address = theirs.stops[0]!.address_id;
+    const refused = await sites.acme.as.customer.put<Failure>('/api/address', { id: address, street_address: '1 Elsewhere', point: { lat: 48.87, lng: 2.33 } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'ADDRESS_IN_USE', fields: [{ field: 'id' }] });
+    expect((await sites.acme.as.admin.get<One<{ street_address: string }>>(`/api/address?id=${address}`)).body.data.street_address).toBe(OUTSIDE_STOP.street_address);
+
+    const own = await sites.acme.as.customer.post<One<{ id: string }>>('/api/address', { street_address: '3 Rue Neuve', point: { lat: 48.87, lng: 2.33 } });
+    expect((await sites.acme.as.customer.put('/api/address', { id: own.body.data.id, street_address: '5 Rue Neuve' })).status).toBe(200);
+  });
+
+  it('moves an open stop\'s address into a banned zone only for staff with the override, audited on the job', async () => {
+    const mine = await outsideJob(true);
+    const refused = await sites.acme.as.customer.put<Failure>('/api/address', { id: mine.stops[0]!.address_id, point: INSIDE_POINT, override_zone_restriction: true });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'point' }] });
+
+    const theirs = await outsideJob(false);
+    const move = { id: theirs.stops[0]!.address_id, point: INSIDE_POINT };
+    expect((await sites.acme.as.dispatcher.put<Failure>('/api/address', move)).body.code).toBe('ZONE_RESTRICTED');
+    expect((await sites.acme.as.dispatcher.put('/api/address', { ...move, override_zone_restriction: true })).status).toBe(200);
+    const audit = await sites.acme.as.admin.get<Many<Audit>>(`/api/audit/search?entity_type=Job&entity_id=${theirs.id}`);
+    expect(audit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
+  });
+});
+
+/** A job with both stops outside the banned zone: a customer's own (their API key), or one staff made for another customer. */
+async function outsideJob(customer: boolean): Promise<JobWithAddresses> {
+  const client = customer ? sites.acme.as.customer : sites.acme.as.dispatcher;
+  const created = await client.post<One<JobWithAddresses>>('/api/job', jobRequest({ customer_email: customer ? undefined : 'zoe@example.com', stops: [OUTSIDE_STOP, (jobRequest().stops as unknown[])[1]] }));
+  expect(created.status).toBe(201);
+  return created.body.data;
+}
 
 /** The address of a job's first stop, as staff read it. */
 async function stopAddress(jobId: string): Promise<string> {
