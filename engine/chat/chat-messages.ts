@@ -60,16 +60,19 @@ async function append(em: EntityManager, room: ChatRoom, fields: Pick<ChatMessag
   return message;
 }
 
-/** A room's messages, newest first (a participant's view). `before` pages back from a message time. */
+/** Newest first, or oldest first (`asc`): the order of a room's messages and of a user's rooms. */
+type Direction = 'asc' | 'desc';
+
+/** A room's messages (a participant's view), newest first unless `direction` is `asc`. `before` pages back from a message time. */
 export async function roomMessages(
   em: EntityManager,
   userId: string,
   roomId: string,
-  page: { limit: number; offset: number; before?: string },
+  page: { limit: number; offset: number; before?: string; direction: Direction },
 ): Promise<[ChatMessage[], number]> {
   await roomForParticipant(em, userId, roomId);
   const where = { roomId, isActive: true, ...(page.before ? { createdAt: { $lt: new Date(page.before) } } : {}) };
-  return em.findAndCount(ChatMessageSchema, where, { limit: page.limit, offset: page.offset, orderBy: { createdAt: 'desc', id: 'desc' } });
+  return em.findAndCount(ChatMessageSchema, where, { limit: page.limit, offset: page.offset, orderBy: { createdAt: page.direction, id: page.direction } });
 }
 
 /**
@@ -81,12 +84,13 @@ export async function markRead(em: EntityManager, userId: string, roomId: string
   await em.execute('update chat_participant set last_read_at = greatest(coalesce(last_read_at, ?), ?) where room_id = ? and user_id = ?', [upTo, upTo, roomId, userId]);
 }
 
-/** Rooms the user takes part in, most recently active first. */
-export async function userRooms(em: EntityManager, userId: string, page: { limit: number; offset: number }): Promise<[ChatRoom[], number]> {
+/** Rooms the user takes part in, most recently active first unless `direction` is `asc` (rooms without a message last either way). */
+export async function userRooms(em: EntityManager, userId: string, page: { limit: number; offset: number; direction: Direction }): Promise<[ChatRoom[], number]> {
   const memberships = await em.find(ChatParticipantSchema, { userId }, { fields: ['roomId'] });
+  const { direction } = page;
   return em.findAndCount(
     ChatRoomSchema,
     { id: { $in: memberships.map((m) => m.roomId) }, isActive: true },
-    { limit: page.limit, offset: page.offset, orderBy: { lastMessageAt: 'desc nulls last', createdAt: 'desc', id: 'desc' } },
+    { limit: page.limit, offset: page.offset, orderBy: { lastMessageAt: `${direction} nulls last`, createdAt: direction, id: direction } },
   );
 }

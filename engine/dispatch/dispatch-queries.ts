@@ -16,8 +16,19 @@ export async function getDispatch(read: TenantRead, siteId: string, id: string):
 
 export type DispatchFilter = { job_id?: string; route_id?: string; team_id?: string; driver_id?: string; method?: DispatchMethod; status?: DispatchStatus; is_active?: boolean };
 
-/** One page of the site's dispatch records matching every filter, newest first, and the total count: one statement in one round trip (`readPage`). */
-export async function searchDispatches(read: TenantRead, siteId: string, filter: DispatchFilter, page: { limit: number; offset: number }): Promise<[DispatchRow[], number]> {
+/** The sortable columns of dispatch records (`readPaging` gives them as its order, ties broken by `id`). */
+const SORT_COLUMNS: Record<string, string> = { created_at: 'created_at', id: 'id' };
+
+/**
+ * One page of the site's dispatch records matching every filter, in `page.orderBy`'s order, and the total count:
+ * one statement in one round trip (`readPage`).
+ */
+export async function searchDispatches(
+  read: TenantRead,
+  siteId: string,
+  filter: DispatchFilter,
+  page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
+): Promise<[DispatchRow[], number]> {
   const where = ['d.site_id = ?'];
   const params: unknown[] = [siteId];
   const add = (column: string, value: unknown) => {
@@ -32,6 +43,7 @@ export async function searchDispatches(read: TenantRead, siteId: string, filter:
   add('method', filter.method);
   add('status', filter.status);
   add('is_active', filter.is_active);
-  const [rows, total] = await readPage(read, siteId, { table: 'dispatch', alias: 'd', where, params, order: 'd.created_at desc, d.id desc' }, page);
+  const order = Object.entries(page.orderBy).map(([column, direction]) => `d.${SORT_COLUMNS[column] ?? 'id'} ${direction}`).join(', ');
+  const [rows, total] = await readPage(read, siteId, { table: 'dispatch', alias: 'd', where, params, order }, page);
   return [rows as DispatchRow[], total];
 }

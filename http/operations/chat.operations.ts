@@ -64,7 +64,7 @@ export const chatOperations = [
     id: 'chat.room.search',
     method: 'GET',
     path: '/chat/room/search',
-    summary: "The caller's rooms, most recently active first",
+    summary: "The caller's rooms, most recently active first (sort=last_message_at for the reverse)",
     tag: TAG,
     access: 'chat.use',
     host: 'site',
@@ -74,7 +74,7 @@ export const chatOperations = [
       const me = chatter(ctx as Ctx);
       const paging = readPaging(ctx.query, ROOM_SORTABLE, '-last_message_at');
       const [views, total] = await ctx.transaction(async (em) => {
-        const [rooms, count] = await userRooms(em, me.userId, { limit: paging.perPage, offset: paging.offset });
+        const [rooms, count] = await userRooms(em, me.userId, { limit: paging.perPage, offset: paging.offset, direction: paging.orderBy.lastMessageAt ?? 'desc' });
         return [await roomViews(em, me.userId, rooms), count] as const;
       });
       return searchBody(await Promise.all(views.map((v) => toChatRoomResponse(v, presenter(ctx as Ctx)))), total, paging);
@@ -154,7 +154,7 @@ export const chatOperations = [
     id: 'chat.message.search',
     method: 'GET',
     path: '/chat/message/search',
-    summary: "A room's messages, newest first; `before` pages back from a time",
+    summary: "A room's messages, newest first (sort=created_at for oldest first); `before` pages back from a time",
     tag: TAG,
     access: 'chat.use',
     host: 'site',
@@ -164,7 +164,8 @@ export const chatOperations = [
       const me = chatter(ctx as Ctx);
       const paging = readPaging(ctx.query, MESSAGE_SORTABLE, '-created_at');
       const [views, total] = await ctx.transaction(async (em) => {
-        const [messages, count] = await roomMessages(em, me.userId, ctx.query.room_id, { limit: paging.perPage, offset: paging.offset, ...(ctx.query.before ? { before: ctx.query.before } : {}) });
+        const page = { limit: paging.perPage, offset: paging.offset, direction: paging.orderBy.createdAt ?? 'desc', ...(ctx.query.before ? { before: ctx.query.before } : {}) };
+        const [messages, count] = await roomMessages(em, me.userId, ctx.query.room_id, page);
         return [await messageViews(em, messages), count] as const;
       });
       return searchBody(await Promise.all(views.map((v) => toChatMessageResponse(v, presenter(ctx as Ctx)))), total, paging);

@@ -49,7 +49,7 @@ export const dispatchOperations = [
     id: 'dispatch.search',
     method: 'GET',
     path: '/dispatch/search',
-    summary: "Search this site's dispatch records, newest first",
+    summary: "Search this site's dispatch records (newest first unless sorted otherwise)",
     tag: 'Dispatch',
     access: 'dispatch.read',
     host: 'site',
@@ -57,7 +57,7 @@ export const dispatchOperations = [
     response: SearchResponse(DispatchResponse),
     handler: async ({ query, site, read }) => {
       const paging = readPaging(query, { created_at: 'created_at' }, '-created_at');
-      const [rows, total] = await searchDispatches(read, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset });
+      const [rows, total] = await searchDispatches(read, requireSite(site).id, query, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy });
       return searchBody(rows.map(toDispatchData), total, paging);
     },
   }),

@@ -104,5 +104,20 @@ describe('chat messages', () => {
     const history = await as.dispatcher.get<Many<Message>>(`/api/chat/message/search?room_id=${room.id}`);
     expect(history.body.data.map((m) => m.type)).toEqual(['system', 'text']);
     expect(history.body.data[0]!.content).toContain('No AI assistant');
+    for (const sort of ['sort=created_at', 'sort_by=created_at&sort_order=asc']) {
+      const oldestFirst = await as.dispatcher.get<Many<Message>>(`/api/chat/message/search?room_id=${room.id}&${sort}`);
+      expect(oldestFirst.body.data.map((m) => m.type)).toEqual(['text', 'system']);
+    }
+  });
+
+  it('lists rooms most recently active first, or the reverse when sorted ascending', async () => {
+    const older = (await as.dispatcher.post<One<Room>>('/api/chat/room', { room_type: 'assistant' })).body.data;
+    const newer = (await as.dispatcher.post<One<Room>>('/api/chat/room', { room_type: 'assistant' })).body.data;
+    await as.dispatcher.post('/api/chat/message', { room_id: older.id, content: 'first' });
+    await as.dispatcher.post('/api/chat/message', { room_id: newer.id, content: 'second' });
+    const order = async (query: string) =>
+      (await as.dispatcher.get<Many<Room>>(`/api/chat/room/search?per_page=100&${query}`)).body.data.map((r) => r.id).filter((id) => id === older.id || id === newer.id);
+    expect(await order('')).toEqual([newer.id, older.id]);
+    expect(await order('sort=last_message_at')).toEqual([older.id, newer.id]);
   });
 });

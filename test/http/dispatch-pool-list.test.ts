@@ -96,7 +96,7 @@ it("GET /dispatch/pool lists what the driver may claim now, oldest first, each j
   expect(transaction[0]).toMatch(/^begin;.*; commit$/s);
 });
 
-it('GET /dispatch/search pages a filter newest first with the count of every match, also past the last page, in one round trip each', async () => {
+it('GET /dispatch/search pages a filter newest first (oldest first when sorted so) with the count of every match, also past the last page, in one round trip each', async () => {
   const { dispatcher } = site.acme.as;
   const team = await createTeam(site.acme, 'Searched');
   const offers: string[] = [];
@@ -110,6 +110,9 @@ it('GET /dispatch/search pages a filter newest first with the count of every mat
   expect([...first.data, ...second.data].map((record) => record.id)).toEqual(offers.toReversed());
   expect([first.meta.pagination.totalItems, second.meta.pagination.totalItems, past.meta.pagination.totalItems]).toEqual([3, 3, 3]);
   expect(past.data).toEqual([]);
+  for (const sort of ['sort=created_at', 'sort_by=created_at&sort_order=asc']) {
+    expect((await dispatcher.get<Found>(`/api/dispatch/search?team_id=${team}&${sort}`)).body.data.map((record) => record.id)).toEqual(offers);
+  }
   expect((await dispatcher.get<{ data: { id: string } }>(`/api/dispatch?id=${offers[0]}`)).body.data.id).toBe(offers[0]);
   const sent = await recording(async () => {
     expect((await dispatcher.get(`/api/dispatch?id=${offers[1]}`)).status).toBe(200);
