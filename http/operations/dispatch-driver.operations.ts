@@ -29,7 +29,7 @@ export const dispatchDriverOperations = [
       const failed = [];
       for (const jobId of new Set(ctx.body.job_ids)) {
         try {
-          const row = await ctx.services.engine.command(command, `job:${jobId}`, (scope) => postToPool(scope, jobId, ctx.body.team_id ?? null, postedAt));
+          const row = await ctx.services.engine.command(command, `job:${jobId}`, (scope) => postToPool(scope, jobId, ctx.body.team_id || null, postedAt));
           succeeded.push(toDispatchData(row));
         } catch (thrown) {
           const error = toDispatchConflict(thrown, jobId);

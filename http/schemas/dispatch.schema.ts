@@ -205,10 +205,10 @@ export const BulkDistributeResult = Type.Object(
 export const PoolPostBody = Type.Object(
   {
     job_ids: Type.Array(Id, { minItems: 1, maxItems: 500 }),
-    team_id: Type.Optional(Id),
+    team_id: Type.Optional(Type.Union([Id, Type.Literal('')], { description: 'omitted or empty: the jobs float site-wide' })),
     start_at: Type.Optional(Type.String({ format: 'date-time', description: 'in the future: the offer shows from then' })),
   },
-  { additionalProperties: false, description: 'no team_id: the jobs float site-wide' },
+  { additionalProperties: false, description: 'no team_id (or an empty one): the jobs float site-wide' },
 );
 
 export const PoolPostResult = Type.Object(

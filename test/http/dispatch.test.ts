@@ -11,7 +11,7 @@ type Decision = {
   strategy: string; tie_rule: string; candidates: { driver_id: string; eta_minutes: number | null; load: number; rank: number }[]; exclusions: { driver_id: string; reason: string }[];
   excluded_by_reason?: Record<string, number>; winner: { driver_id: string } | null;
 };
-type Dispatch = { id: string; job_id: string; route_id: string | null; status: string; method: string; driver_accepted: boolean; driver_accepted_at: string | null; assigned_to_driver_id: string | null; assigned_to_vehicle_id: string | null; decision: Decision | null };
+type Dispatch = { id: string; job_id: string; route_id: string | null; status: string; method: string; driver_accepted: boolean; driver_accepted_at: string | null; assigned_to_driver_id: string | null; assigned_to_vehicle_id: string | null; team_id: string | null; decision: Decision | null };
 type Outcome = { dispatch: Dispatch; job: { id: string; phase: string; driver_user_id: string | null; route_id: string | null; workflow_state: { key: string } } | null; route: { id: string; phase: string; driver_user_id: string } | null };
 type TeamOutcome = Outcome & { selected_driver_id: string; selection_strategy: string };
 type Failure = { code: string; fields?: { field: string }[]; details?: { decision?: Decision } };
@@ -254,10 +254,14 @@ describe('the opt-in pool', () => {
     const outsider = await createDriver(server, acme, { name: 'Pool Out', at: near(1), vehicleId: vehicle });
     const teamJob = await jobAt(acme.as.dispatcher, PARIS);
     const openJob = await jobAt(acme.as.dispatcher, PARIS);
+    const emptyTeamJob = await jobAt(acme.as.dispatcher, PARIS);
     const posted = await acme.as.dispatcher.post<One<{ succeeded: Dispatch[]; failed: { id: string; code: string }[] }>>('/api/dispatch/pool', { job_ids: [teamJob.id], team_id: team });
     const postedOpen = await acme.as.dispatcher.post<One<{ succeeded: Dispatch[]; failed: { id: string; code: string }[] }>>('/api/dispatch/pool', { job_ids: [openJob.id, openJob.id, 'job_missing'] });
+    // The spec: an empty team_id means the job floats site-wide.
+    const postedEmptyTeam = await acme.as.dispatcher.post<One<{ succeeded: Dispatch[] }>>('/api/dispatch/pool', { job_ids: [emptyTeamJob.id], team_id: '' });
     expect(posted.body.data.succeeded).toHaveLength(1);
     expect(postedOpen.body.data.succeeded).toHaveLength(1);
+    expect(postedEmptyTeam.body.data.succeeded.map((d) => d.team_id)).toEqual([null]);
     expect(postedOpen.body.data.failed).toEqual([expect.objectContaining({ id: 'job_missing', code: 'NOT_FOUND' })]);
     const again = await acme.as.dispatcher.post<One<{ failed: { code: string }[] }>>('/api/dispatch/pool', { job_ids: [openJob.id] });
     expect(again.body.data.failed[0]!.code).toBe('ALREADY_DISPATCHED');
@@ -266,7 +270,7 @@ describe('the opt-in pool', () => {
     const seenByMember = (await member.client.get<Pool>('/api/dispatch/pool')).body.data.map((p) => p.job.id);
     const seenByOutsider = (await outsider.client.get<Pool>('/api/dispatch/pool')).body.data.map((p) => p.job.id);
     expect(seenByMember).toEqual(expect.arrayContaining([teamJob.id, openJob.id]));
-    expect(seenByOutsider).toContain(openJob.id);
+    expect(seenByOutsider).toEqual(expect.arrayContaining([openJob.id, emptyTeamJob.id]));
     expect(seenByOutsider).not.toContain(teamJob.id);
 
     const teamOffer = posted.body.data.succeeded[0]!.id;
