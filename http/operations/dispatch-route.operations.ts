@@ -16,13 +16,13 @@ export const dispatchRouteOperations = [
     method: 'POST',
     path: '/dispatch/route',
     summary: "Dispatch a route: the driver (and vehicle) take every unassigned job on it",
-    description: 'Per-job failures are listed in failed_jobs; the others are dispatched. start_at in the future stores the dispatch and carries it out then.',
+    description: 'Per-job failures are listed in failed_jobs (and, as the spec shapes bulk results, in failed beside succeeded); the others are dispatched. start_at in the future stores the dispatch and carries it out then.',
     tag: 'Dispatch',
     access: 'dispatch.manage',
     host: 'site',
     body: RouteDispatchBody,
     response: DataResponse(RouteDispatchResult),
-    handler: async (ctx) => ({ data: await dispatchRouteTo(dispatchDeps(ctx.services), commandContext(ctx), ctx.body) }),
+    handler: async (ctx) => ({ data: withRouteParts(await dispatchRouteTo(dispatchDeps(ctx.services), commandContext(ctx), ctx.body)) }),
   }),
   defineOperation({
     id: 'dispatch.teamRoute',
@@ -34,7 +34,7 @@ export const dispatchRouteOperations = [
     host: 'site',
     body: TeamRouteBody,
     response: DataResponse(RouteDispatchResult),
-    handler: async (ctx) => ({ data: await dispatchRouteToTeam(dispatchDeps(ctx.services), commandContext(ctx), ctx.body) }),
+    handler: async (ctx) => ({ data: withRouteParts(await dispatchRouteToTeam(dispatchDeps(ctx.services), commandContext(ctx), ctx.body)) }),
   }),
   defineOperation({
     id: 'dispatch.bulkDistribute',
@@ -55,7 +55,18 @@ export const dispatchRouteOperations = [
       const policy = { allowLoopback: config.webhookAllowLoopback, allowPrivateNetworks: config.mappingAllowPrivateNetworks };
       const site = requireSite(ctx.site);
       const providerFor = (em: EntityManager) => mappingProviderForSite(em, crypto, site.id, policy);
-      return { data: await bulkDistribute(dispatchDeps(ctx.services), commandContext(ctx), ctx.body, providerFor) };
+      const result = await bulkDistribute(dispatchDeps(ctx.services), commandContext(ctx), ctx.body, providerFor);
+      const succeeded = result.scheduled ? result.dispatches.flatMap((d) => (d.job_id ? [d.job_id] : [])) : result.routes.flatMap((r) => r.dispatched_job_ids);
+      return { data: withBulkParts(result, succeeded) };
     },
   }),
 ];
+
+type FailedJobs = { failed_jobs: { job_id: string; error: string; code: string }[] };
+
+/** The spec's bulk result beside the detailed one: `succeeded` (job ids) and `failed` (each failed job as {id, error, code}). */
+function withBulkParts<T extends FailedJobs>(result: T, succeeded: string[]): T & { succeeded: string[]; failed: { id: string; error: string; code: string }[] } {
+  return { ...result, succeeded, failed: result.failed_jobs.map((f) => ({ id: f.job_id, error: f.error, code: f.code })) };
+}
+
+const withRouteParts = <T extends FailedJobs & { dispatched_job_ids: string[] }>(result: T) => withBulkParts(result, result.dispatched_job_ids);

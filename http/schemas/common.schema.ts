@@ -17,6 +17,8 @@ export const Point = Type.Object({ lat: Type.Number({ minimum: -90, maximum: 90 
 export const Id = Type.String({ minLength: 1, maxLength: 64 });
 export const IdQuery = Type.Object({ id: Id }, { additionalProperties: false });
 export const Timestamp = Type.String({ format: 'date-time' });
+/** One failed item of a bulk call (the spec's `failed` part): its id, the error and its code. */
+export const BulkFailure = Type.Object({ id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
 
 /** Optional nullable string: the three-state field of PATCH-like updates (value sets, null clears, absent keeps). */
 export function Clearable<T extends TSchema>(schema: T) {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { DISPATCH_METHODS, DISPATCH_STATUSES, EXCLUSION_REASONS, SELECTION_STRATEGIES, SITE_STRATEGIES } from '../../engine/dispatch/dispatch-types.ts';
-import { Id, Nullable, Timestamp } from './common.schema.ts';
+import { BulkFailure, Id, Nullable, Timestamp } from './common.schema.ts';
 import { JobResponse } from './job.schema.ts';
 import { RouteResponse } from './route.schema.ts';
 import { OperationalStatusSchema, WorkerResponse } from './worker.schema.ts';
@@ -135,6 +135,9 @@ export const TeamJobResult = Type.Object(
 
 const FailedJob = Type.Object({ job_id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
 
+/** The spec's result of a bulk call beside the detailed fields: `succeeded` (job ids) and `failed` (`failed_jobs` as {id, error, code}). */
+const bulkParts = (succeeded: string) => ({ succeeded: Type.Array(Type.String(), { description: succeeded }), failed: Type.Array(BulkFailure) });
+
 export const RouteDispatchBody = Type.Object(
   {
     route_id: Id,
@@ -164,6 +167,7 @@ export const RouteDispatchResult = Type.Object(
     route: Nullable(RouteSummary),
     dispatched_job_ids: Type.Array(Type.String()),
     failed_jobs: Type.Array(FailedJob),
+    ...bulkParts('the jobs dispatched (none while scheduled)'),
     selected_driver_id: Nullable(Type.String({ description: 'null while scheduled for a team (the pick happens at start_at)' })),
     selected_driver_name: Nullable(Type.String()),
     selection_strategy: Type.Optional(SelectionStrategySchema),
@@ -196,6 +200,7 @@ export const BulkDistributeResult = Type.Object(
       ),
     ),
     failed_jobs: Type.Array(FailedJob),
+    ...bulkParts('the jobs dispatched, or scheduled when start_at is in the future'),
     scheduled: Type.Boolean({ description: 'true: start_at is in the future; `dispatches` are the pending records, one per job' }),
     dispatches: Type.Array(DispatchResponse),
   },
@@ -214,7 +219,7 @@ export const PoolPostBody = Type.Object(
 export const PoolPostResult = Type.Object(
   {
     succeeded: Type.Array(DispatchResponse),
-    failed: Type.Array(Type.Object({ id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false })),
+    failed: Type.Array(BulkFailure),
   },
   { additionalProperties: false },
 );

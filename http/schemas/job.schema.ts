@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { MAX_BULK_IDS, MAX_STOPS_PER_JOB } from '../../engine/jobs/job-input.ts';
-import { Clearable, Id, Nullable, Point, Timestamp } from './common.schema.ts';
+import { BulkFailure, Clearable, Id, Nullable, Point, Timestamp } from './common.schema.ts';
 import { CustomFieldValuesBody, CustomFieldValuesResponse } from './customfield.schema.ts';
 import { contact } from './organization.schema.ts';
 
@@ -173,7 +173,6 @@ export const JobResponse = Type.Object(
   { additionalProperties: false },
 );
 
-const BulkFailure = Type.Object({ id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
 export const BulkIdsResult = Type.Object({ succeeded: Type.Array(Type.String()), failed: Type.Array(BulkFailure) }, { additionalProperties: false });
 export const BulkJobsResult = Type.Object({ succeeded: Type.Array(JobResponse), failed: Type.Array(BulkFailure) }, { additionalProperties: false });
 

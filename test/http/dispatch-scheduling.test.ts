@@ -8,7 +8,7 @@ import { createDriver, createTeam, createVehicle, jobAt } from './dispatch-fixtu
 type One<T> = { data: T };
 type Dispatch = { id: string; job_id: string | null; route_id: string | null; status: string; is_active?: boolean; dispatch_at: string | null; assigned_to_driver_id: string | null };
 type RouteResult = { scheduled: boolean; dispatch: Dispatch | null; dispatched_job_ids: string[]; selected_driver_id: string | null; route: { id: string } | null };
-type BulkResult = { scheduled: boolean; dispatches: Dispatch[]; routes: { driver_id: string; dispatched_job_ids: string[]; optimized: boolean }[]; failed_jobs: { job_id: string; code: string }[] };
+type BulkResult = { scheduled: boolean; dispatches: Dispatch[]; routes: { driver_id: string; dispatched_job_ids: string[]; optimized: boolean }[]; failed_jobs: { job_id: string; code: string }[]; succeeded: string[]; failed: { id: string; code: string }[] };
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 const near = (km: number) => ({ lat: PARIS.lat + km / 111, lng: PARIS.lng });
@@ -93,6 +93,7 @@ describe('start_at in the future on route and bulk dispatch (durable delayed job
     expect(scheduled.status).toBe(200);
     expect(scheduled.body.data).toMatchObject({ scheduled: true, routes: [], failed_jobs: [{ job_id: 'job_missing', code: 'NOT_FOUND' }] });
     expect(scheduled.body.data.dispatches.map((d) => [d.job_id, d.status])).toEqual(jobs.map((j) => [j.id, 'pending']));
+    expect([scheduled.body.data.succeeded, scheduled.body.data.failed.map((f) => [f.id, f.code])]).toEqual([jobs.map((j) => j.id), [['job_missing', 'NOT_FOUND']]]);
     // Held: a second dispatch of a held job is a conflict until the batch runs.
     const again = await acme.as.dispatcher.post<{ code: string }>('/api/dispatch/pool', { job_ids: [jobs[0]!.id] });
     expect(JSON.stringify(again.body)).toContain('ALREADY_DISPATCHED');

@@ -322,7 +322,10 @@ describe('many jobs at once', () => {
     for (let i = 0; i < 4; i++) jobs.push(await jobAt(acme.as.dispatcher, near(i)));
     const taken = await jobAt(acme.as.dispatcher, PARIS);
     await acme.as.dispatcher.post('/api/dispatch/assign', { job_id: taken.id, driver_id: a.id });
-    type Bulk = { routes: { route_id: string; driver_id: string; optimized: boolean; dispatched_job_ids: string[] }[]; failed_jobs: { job_id: string; code: string }[] };
+    type Bulk = {
+      routes: { route_id: string; driver_id: string; optimized: boolean; dispatched_job_ids: string[] }[]; failed_jobs: { job_id: string; code: string }[];
+      succeeded: string[]; failed: { id: string; code: string }[];
+    };
     const done = await acme.as.dispatcher.post<One<Bulk>>('/api/dispatch/bulk-distribute', { job_ids: [...jobs.map((j) => j.id), taken.id, 'job_missing'], team_id: team });
     expect(done.status).toBe(200);
     const counts = Object.fromEntries(done.body.data.routes.map((r) => [r.driver_id, r.dispatched_job_ids.length]));
@@ -330,6 +333,9 @@ describe('many jobs at once', () => {
     expect(counts).toEqual({ [a.id]: 1, [b.id]: 3 });
     expect(done.body.data.routes.every((r) => !r.optimized)).toBe(true);
     expect(done.body.data.failed_jobs.map((f) => [f.job_id, f.code]).sort()).toEqual([[taken.id, 'JOB_NOT_UNASSIGNED'], ['job_missing', 'NOT_FOUND']].sort());
+    // The spec's bulk shape too: succeeded and failed parts.
+    expect(done.body.data.succeeded.toSorted()).toEqual(jobs.map((j) => j.id).toSorted());
+    expect(done.body.data.failed.map((f) => [f.id, f.code]).sort()).toEqual([[taken.id, 'JOB_NOT_UNASSIGNED'], ['job_missing', 'NOT_FOUND']].sort());
   });
 
   it('dispatch/route gives every unassigned job of a route to the driver; team/route picks the driver by strategy', async () => {
@@ -337,10 +343,11 @@ describe('many jobs at once', () => {
     const jobs = [await jobAt(acme.as.dispatcher, PARIS), await jobAt(acme.as.dispatcher, near(1))];
     const route = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Morning', service_date: '2030-01-03', job_ids: jobs.map((j) => j.id) });
     expect(route.status).toBe(201);
-    type RouteResult = { route: { id: string; driver_user_id: string; phase: string }; dispatched_job_ids: string[]; failed_jobs: unknown[]; selected_driver_id: string };
+    type RouteResult = { route: { id: string; driver_user_id: string; phase: string }; dispatched_job_ids: string[]; failed_jobs: unknown[]; selected_driver_id: string; succeeded: string[]; failed: unknown[] };
     const done = await acme.as.dispatcher.post<One<RouteResult>>('/api/dispatch/route', { route_id: route.body.data.id, driver_id: driver.id });
     expect(done.status).toBe(200);
     expect(done.body.data.dispatched_job_ids.sort()).toEqual(jobs.map((j) => j.id).sort());
+    expect([done.body.data.succeeded.toSorted(), done.body.data.failed]).toEqual([jobs.map((j) => j.id).toSorted(), []]);
     expect(done.body.data.route).toMatchObject({ driver_user_id: driver.id, phase: 'assigned' });
 
     const team = await createTeam(acme, 'Route team');
