@@ -86,6 +86,7 @@ export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]
         ...(s.completeBefore ? { complete_before: s.completeBefore.toISOString() } : {}),
         ...(s.contactName ? { contact_name: s.contactName } : {}),
         ...(s.contactPhone ? { contact_phone: s.contactPhone } : {}),
+        ...(s.contactPhoneCountry ? { contact_phone_country: s.contactPhoneCountry } : {}),
         ...(s.customerNotes ? { customer_notes: s.customerNotes } : {}),
         ...(s.driverNotes ? { driver_notes: s.driverNotes } : {}),
         ...(s.internalNotes ? { internal_notes: s.internalNotes } : {}),

@@ -211,7 +211,8 @@ describe('bulk operations', () => {
 
   it('deletes only jobs nobody is working, and duplicates jobs with their stops', async () => {
     const idle = await createJob(acme.as.dispatcher);
-    const busy = await createJob(acme.as.dispatcher);
+    const contact = { contact_name: 'Ines', contact_phone: '+33612345678', contact_phone_country: 'FR' };
+    const busy = await createJob(acme.as.dispatcher, { stops: (jobRequest().stops as Record<string, unknown>[]).map((stop) => ({ ...stop, ...contact })) });
     await acme.as.dispatcher.post('/api/job/state', { job_id: busy.id, workflow_state_id: jobStates.dispatched });
     const deleted = await acme.as.dispatcher.post<{ succeeded: string[]; failed: { id: string; code: string }[] }>('/api/job/bulk/delete', { ids: [idle.id, busy.id] });
     expect(deleted.body).toEqual({ succeeded: [idle.id], failed: [expect.objectContaining({ id: busy.id, code: 'JOB_ACTIVE' })] });
@@ -219,6 +220,8 @@ describe('bulk operations', () => {
     const copies = await acme.as.dispatcher.post<{ succeeded: JobBody[] }>('/api/job/bulk/duplicate', { ids: [busy.id] });
     expect(copies.body.succeeded[0]).toMatchObject({ phase: 'unassigned', version: 1 });
     expect(copies.body.succeeded[0]!.stops).toHaveLength(2);
+    const copied = (copies.body.succeeded[0]!.stops as Record<string, unknown>[]).map((stop) => [stop.contact_name, stop.contact_phone, stop.contact_phone_country]);
+    expect(copied).toEqual([Object.values(contact), Object.values(contact)]);
   });
 });
 
