@@ -11,6 +11,7 @@ import { workflowById } from '../workflow/workflow.service.ts';
 import { assignJob, type Assigned } from './assign-job.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, type DispatchData, type DispatchPlan } from './dispatch-record.ts';
+import { driverWithVehicle } from './driver-facts.ts';
 import { getDispatchSettings } from './dispatch-settings.ts';
 import type { DispatchMethod, SelectionStrategy, Strategy } from './dispatch-types.ts';
 import { scheduleDispatch } from './scheduled-dispatch.ts';
@@ -48,7 +49,7 @@ const STRATEGY_METHODS: ReadonlySet<string> = new Set(['round-robin', 'priority'
 /**
  * POST /dispatch/assign: with `driver_id`, a manual assignment to that driver; without it, `method` names the
  * strategy that picks the driver (`auto`: the site's strategy). `start_at` in the future stores the dispatch and
- * carries it out then (durable delayed job).
+ * carries it out then (durable delayed job); a named driver and their vehicle are checked at once all the same.
  * @throws DomainError 400 DRIVER_REQUIRED, and those of `assignJob` / `dispatchByStrategy`
  */
 export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, request: AssignRequest): Promise<DispatchOutcome> {
@@ -66,7 +67,11 @@ export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, re
       require_confirmation: request.require_confirmation ?? false,
     };
     const later = futureInstant(scope, request.start_at);
-    if (later) return scheduled(await scheduleDispatch(deps, scope, { jobId: request.job_id, method, teamId: null, dispatchAt: later, plan }));
+    if (later) {
+      // A named driver and their vehicle are checked now, as for a route stored for later.
+      if (request.driver_id) await driverWithVehicle(scope.em, scope.siteId, { driver_id: request.driver_id, vehicle_id: request.vehicle_id });
+      return scheduled(await scheduleDispatch(deps, scope, { jobId: request.job_id, method, teamId: null, dispatchAt: later, plan }));
+    }
     const common = { jobId: request.job_id, vehicleId: plan.vehicle_id, routeId: plan.route_id, requireConfirmation: plan.require_confirmation, method };
     const assigned = request.driver_id
       ? await assignJob(scope, { ...common, driverId: request.driver_id })

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
+import { DomainError } from '../domain-error.ts';
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
 import { windowOf, type Window } from './job-target.ts';
 
@@ -130,4 +131,18 @@ export async function busyWindows(em: EntityManager, siteId: string, excludeJobI
     byDriver.set(row.driver_user_id, list);
   }
   return byDriver;
+}
+
+/**
+ * The worker a dispatch names, with the vehicle it would go out with (the one given, else the driver's default):
+ * checked when a dispatch is stored for later too, so that a request that could never be carried out is refused at
+ * once rather than failing at its time.
+ * @throws DomainError 404 driver_id, 422 VEHICLE_REQUIRED
+ */
+export async function driverWithVehicle(em: EntityManager, siteId: string, request: { driver_id: string; vehicle_id?: string | null }): Promise<DriverFacts & { vehicleId: string }> {
+  const [driver] = await loadDriverFacts(em, siteId, { userIds: [request.driver_id] });
+  if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${request.driver_id} is not a worker of this site`, 'driver_id');
+  const vehicleId = request.vehicle_id ?? driver.defaultVehicleId;
+  if (!vehicleId) throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');
+  return { ...driver, vehicleId };
 }

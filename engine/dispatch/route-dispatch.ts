@@ -8,7 +8,7 @@ import { advanceCursor, decide, namedDecision } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, updateDispatch, type DispatchData, type DispatchRow } from './dispatch-record.ts';
 import type { DispatchDecision, DispatchMethod, SelectionStrategy } from './dispatch-types.ts';
-import { loadDriverFacts } from './driver-facts.ts';
+import { driverWithVehicle } from './driver-facts.ts';
 import { assertTeam, futureInstant, routeData } from './dispatch.service.ts';
 import { loadJobTarget } from './job-target.ts';
 import { inSavepoint } from './savepoint.ts';
@@ -41,7 +41,7 @@ export async function dispatchRouteTo(deps: DispatchDeps, ctx: CommandContext, r
   return deps.engine.command(ctx, `route:${request.route_id}`, async (scope) => {
     const later = futureInstant(scope, request.start_at);
     if (!later) return publicResult(await dispatchWholeRoute(scope, request));
-    const driver = await routeDriver(scope, request);
+    const driver = await driverWithVehicle(scope.em, scope.siteId, request);
     const row = await scheduleRouteDispatch(deps, scope, {
       routeId: request.route_id,
       method: request.method ?? 'manual',
@@ -126,14 +126,6 @@ function publicResult({ decision: _decision, ...result }: RouteDispatchResult & 
   return result;
 }
 
-async function routeDriver(scope: CommandScope, request: { driver_id: string; vehicle_id?: string }) {
-  const [driver] = await loadDriverFacts(scope.em, scope.siteId, { userIds: [request.driver_id] });
-  if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${request.driver_id} is not a worker of this site`, 'driver_id');
-  const vehicleId = request.vehicle_id ?? driver.defaultVehicleId;
-  if (!vehicleId) throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');
-  return { ...driver, vehicleId };
-}
-
 async function scheduledResult(scope: CommandScope, row: DispatchRow, driver: { userId: string; name: string } | null): Promise<RouteDispatchResult> {
   return {
     route: await routeData(scope, row.route_id!),
@@ -147,7 +139,7 @@ async function scheduledResult(scope: CommandScope, row: DispatchRow, driver: { 
 }
 
 async function dispatchWholeRoute(scope: CommandScope, request: RouteRequest): Promise<RouteDispatchResult & { decision: DispatchDecision }> {
-  const driver = await routeDriver(scope, request);
+  const driver = await driverWithVehicle(scope.em, scope.siteId, request);
   const vehicleId = driver.vehicleId;
   const route = await assignRouteDriver(scope, request.route_id, { driverUserId: driver.userId, vehicleId });
   const dispatched: string[] = [];

@@ -78,6 +78,11 @@ describe('start_at in the future on route and bulk dispatch (durable delayed job
     const refused = await acme.as.dispatcher.post<{ code: string }>('/api/dispatch/route', { route_id: other, driver_id: noVan.id, start_at: inSeconds(60) });
     expect(refused.status).toBe(422);
     expect(refused.body.code).toBe('VEHICLE_REQUIRED');
+    // A job assigned for later to a driver without a vehicle is refused at once too, and nothing is stored.
+    const laterJob = await jobAt(acme.as.dispatcher, PARIS);
+    const assignLater = await acme.as.dispatcher.post<{ code: string }>('/api/dispatch/assign', { job_id: laterJob.id, driver_id: noVan.id, start_at: inSeconds(60) });
+    expect([assignLater.status, assignLater.body.code]).toEqual([422, 'VEHICLE_REQUIRED']);
+    expect((await acme.as.dispatcher.get<{ data: unknown[] }>(`/api/dispatch/search?job_id=${laterJob.id}`)).body.data).toEqual([]);
     const globex = await createSiteFixture(server, 'globex');
     expect((await globex.as.dispatcher.post('/api/dispatch/route', { route_id: other, driver_id: member.id, start_at: inSeconds(60) })).status).toBe(404);
   }, 60_000);
