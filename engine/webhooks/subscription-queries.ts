@@ -38,9 +38,9 @@ export async function searchWebhookSubscriptions(
 export async function listWebhookDeliveries(
   em: EntityManager,
   subscriptionId: string,
-  page: Omit<Page, 'orderBy'>,
+  page: Page,
 ): Promise<[WebhookDelivery[], number]> {
   await getWebhookSubscription(em, subscriptionId);
-  // Delivery ids are ULIDs (time-ordered), so id breaks ties between attempts written in the same millisecond.
-  return em.findAndCount(WebhookDeliverySchema, { subscriptionId }, { ...page, orderBy: { createdAt: 'desc', id: 'desc' } });
+  // Delivery ids are ULIDs (time-ordered), so id (the paging's tie-breaker) orders attempts written in the same millisecond.
+  return em.findAndCount(WebhookDeliverySchema, { subscriptionId }, page);
 }

@@ -35,9 +35,9 @@ const SearchQuery = Type.Object(
   { additionalProperties: false },
 );
 
-// Attempts always come newest first, so only the page parameters are offered.
-const { page, per_page, page_size } = pagingQuery(SORTABLE);
-const DeliveriesQuery = Type.Object({ id: Id, page, per_page, page_size }, { additionalProperties: false });
+// Attempts come newest first unless sorted by created_at ascending (ties broken by id: ULIDs, in time order).
+const DELIVERY_SORTABLE = { created_at: 'createdAt' };
+const DeliveriesQuery = Type.Object({ id: Id, ...pagingQuery(DELIVERY_SORTABLE) }, { additionalProperties: false });
 
 export const webhookOperations = [
   defineOperation({
@@ -131,8 +131,8 @@ export const webhookOperations = [
     query: DeliveriesQuery,
     response: SearchResponse(WebhookDeliveryResponse),
     handler: async ({ query, transaction }) => {
-      const paging = readPaging(query, SORTABLE, '-created_at');
-      const [rows, total] = await transaction((em) => listWebhookDeliveries(em, query.id, { limit: paging.perPage, offset: paging.offset }));
+      const paging = readPaging(query, DELIVERY_SORTABLE, '-created_at');
+      const [rows, total] = await transaction((em) => listWebhookDeliveries(em, query.id, { limit: paging.perPage, offset: paging.offset, orderBy: paging.orderBy }));
       return searchBody(rows.map(toWebhookDeliveryResponse), total, paging);
     },
   }),

@@ -155,6 +155,12 @@ describe('webhook subscriptions', () => {
     ]);
     const last = await sites.acme.as.admin.get<Many<{ attempt: number }>>(`/api/webhook/deliveries?id=${id}&page_size=2&page=2`);
     expect(last.body.data.map((d) => d.attempt)).toEqual([1]);
+    for (const sort of ['sort=created_at', 'sort_by=created_at&sort_order=asc']) {
+      const oldestFirst = await sites.acme.as.admin.get<Many<{ attempt: number }>>(`/api/webhook/deliveries?id=${id}&${sort}`);
+      expect(oldestFirst.body.data.map((d) => d.attempt)).toEqual([1, 2, 3]);
+    }
+    expect((await sites.acme.as.admin.get(`/api/webhook/deliveries?id=${id}&sort=-created_at`)).status).toBe(200);
+    expect((await sites.acme.as.admin.get(`/api/webhook/deliveries?id=${id}&sort=url`)).status).toBe(400);
   });
 
   it('deletes a subscription with its delivery log, audited', async () => {
