@@ -85,9 +85,9 @@ async function postToPool(api: SiteApi, request: DispatchRequest): Promise<Dispa
   return { kind: 'pooled', dispatchId: posted.id };
 }
 
-/** Pool jobs this driver may claim: dispatch id and job id. */
+/** Pool jobs this driver may claim, the 100 oldest (the list's largest page): dispatch id and job id. */
 export async function listPool(api: SiteApi, driver: Credential): Promise<{ dispatchId: string; jobId: string }[]> {
-  const data = await api.call<{ dispatch_id: string; job: { id: string } }[]>('GET', '/api/dispatch/pool', undefined, driver);
+  const data = await api.call<{ dispatch_id: string; job: { id: string } }[]>('GET', '/api/dispatch/pool?per_page=100', undefined, driver);
   return data.map((entry) => ({ dispatchId: entry.dispatch_id, jobId: entry.job.id }));
 }
 

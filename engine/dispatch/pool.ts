@@ -35,28 +35,35 @@ export async function postToPool(scope: CommandScope, jobId: string, teamId: str
   return insertDispatch(scope, { job_id: job.id, team_id: teamId, method: 'opt-in', status: 'pending', posted_at: postedAt, dispatch_at: postedAt });
 }
 
-/**
- * The open offers of the site that the driver (the statement's third parameter) may claim now, oldest first, each
- * with its job's detail columns: site-wide offers and their teams' ones, posted by now, whose job is not deleted.
- * The job is found by its key: `(j.site_id = d.site_id) is true` keeps the site out of the join's index conditions.
- * Planned on the statistics of a new site (a job or two), `j.site_id = d.site_id` let the planner take
- * `job_site_driver_idx` and filter every job of the site for each offer (bench:dispatch: 32 ms for a page of 100
- * offers among 200 jobs, against 3 ms by `job_pkey`).
- */
-export const POOL_OFFERS = `select ${JOB_DETAIL_COLUMNS}, d.id as pool_dispatch_id, d.posted_at as pool_posted_at, d.team_id as pool_team_id
-  from dispatch d join job j on j.id = d.job_id and (j.site_id = d.site_id) is true and j.deleted_at is null
+/** The offers' filter: site-wide ones and the driver's (`?` after the site and the time) teams' ones, posted by now, open. */
+const OPEN_OFFERS = `from dispatch d join job j on j.id = d.job_id and (j.site_id = d.site_id) is true and j.deleted_at is null
   where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
-    and (d.team_id is null or ${teamMember('d')})
-  order by d.posted_at, d.id limit ?`;
+    and (d.team_id is null or ${teamMember('d')})`;
 
 /**
- * The open offers this driver may claim now: site-wide ones and their teams' ones, oldest first, each job with its
- * stops and their addresses, as the driver sees them. One statement (`read`: in one round trip, `tenantRead`) and
- * no entity hydration: drivers' apps poll this list, and the ORM's three reads of the jobs, their stops and the
- * stops' addresses cost most of its time.
+ * The open offers of the site that the driver (the statement's third parameter) may claim now, in posting order
+ * (`direction`), each with its job's detail columns and the count of every such offer: site-wide offers and their
+ * teams' ones, posted by now, whose job is not deleted. The job is found by its key: `(j.site_id = d.site_id) is
+ * true` keeps the site out of the join's index conditions. Planned on the statistics of a new site (a job or two),
+ * `j.site_id = d.site_id` let the planner take `job_site_driver_idx` and filter every job of the site for each offer
+ * (bench:dispatch: 32 ms for a page of 100 offers among 200 jobs, against 3 ms by `job_pkey`).
  */
-export async function listPool(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, now: Date, limit = 100): Promise<PoolOffer[]> {
-  const rows = await read(POOL_OFFERS, [siteId, now, actor.userId, limit]);
+export const poolOffers = (direction: 'asc' | 'desc') =>
+  `select ${JOB_DETAIL_COLUMNS}, d.id as pool_dispatch_id, d.posted_at as pool_posted_at, d.team_id as pool_team_id, count(*) over () as pool_total
+  ${OPEN_OFFERS} order by d.posted_at ${direction}, d.id ${direction} limit ? offset ?`;
+
+/** A page of the pool: how many offers, from which, in which posting order (`asc`: oldest first). */
+export type PoolPage = { limit: number; offset: number; direction: 'asc' | 'desc' };
+
+/**
+ * One page of the open offers this driver may claim now (site-wide ones and their teams' ones), oldest first unless
+ * `direction` is `desc`, each job with its stops and their addresses as the driver sees them, and how many offers
+ * there are in all. One statement (`read`: in one round trip, `tenantRead`; a page past the last offer costs a second,
+ * for the count) and no entity hydration: drivers' apps poll this list, and the ORM's three reads of the jobs, their
+ * stops and the stops' addresses cost most of its time.
+ */
+export async function listPool(read: TenantRead, workflows: WorkflowLookup, siteId: string, actor: JobActor, now: Date, page: PoolPage): Promise<[PoolOffer[], number]> {
+  const rows = await read(poolOffers(page.direction), [siteId, now, actor.userId, page.limit, page.offset]);
   const offers: PoolOffer[] = [];
   for (const row of rows) {
     offers.push({
@@ -66,7 +73,10 @@ export async function listPool(read: TenantRead, workflows: WorkflowLookup, site
       team_id: (row.pool_team_id as string | null) ?? null,
     });
   }
-  return offers;
+  if (rows.length > 0) return [offers, Number(rows[0]!.pool_total)];
+  if (page.offset === 0) return [[], 0];
+  const [count] = await read(`select count(*) as total ${OPEN_OFFERS}`, [siteId, now, actor.userId]);
+  return [[], Number(count?.total ?? 0)];
 }
 
 /**

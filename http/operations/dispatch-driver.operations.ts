@@ -4,9 +4,14 @@ import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.serv
 import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
 import { DomainError } from '../../engine/domain-error.ts';
 import { defineOperation } from '../operation.ts';
+import { listBody, ListResponse, pagingQuery, readPaging } from '../pagination.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
+
+/** The pool's order: by posting time (ties by the offer's id). */
+const POOL_SORTABLE = { posted_at: 'posted_at' };
+const PoolQuery = Type.Object(pagingQuery(POOL_SORTABLE), { additionalProperties: false });
 
 /** The opt-in pool (post, list, claim) and a driver's acceptance of a dispatch. */
 export const dispatchDriverOperations = [
@@ -44,13 +49,17 @@ export const dispatchDriverOperations = [
     id: 'dispatch.pool.list',
     method: 'GET',
     path: '/dispatch/pool',
-    summary: 'The pool jobs the calling driver may claim now (their teams\' offers and site-wide ones), oldest first',
+    summary: 'The pool jobs the calling driver may claim now (their teams\' offers and site-wide ones), oldest first (sort=-posted_at: newest)',
     tag: 'Dispatch',
     access: 'driver.self',
     host: 'site',
-    response: Type.Object({ data: Type.Array(PoolJobResponse) }, { additionalProperties: false }),
+    query: PoolQuery,
+    response: ListResponse(PoolJobResponse),
     handler: async (ctx) => {
-      return { data: await listPool(...siteReads(ctx), ctx.services.clock.now()) };
+      const paging = readPaging(ctx.query, POOL_SORTABLE, 'posted_at');
+      const page = { limit: paging.perPage, offset: paging.offset, direction: paging.orderBy.posted_at ?? 'asc' };
+      const [offers, total] = await listPool(...siteReads(ctx), ctx.services.clock.now(), page);
+      return listBody(offers, total, paging);
     },
   }),
   defineOperation({

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { POOL_OFFERS } from '../../engine/dispatch/pool.ts';
+import { poolOffers } from '../../engine/dispatch/pool.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createJob } from '../support/job-fixtures.ts';
 import { useOneSite } from '../support/one-site.ts';
@@ -8,7 +8,7 @@ import { recording, transactionWith } from '../support/pg-recording.ts';
 import { createDriver, createTeam, createVehicle, jobAt } from './dispatch-fixtures.ts';
 
 type Job = { id: string; internal_notes?: string | null; stops: { internal_notes?: string | null }[] };
-type Pool = { data: { dispatch_id: string; job: Job; posted_at: string; team_id: string | null }[] };
+type Pool = { data: { dispatch_id: string; job: Job; posted_at: string; team_id: string | null }[]; meta: { total: number; page: number; per_page: number } };
 type Posted = { data: { succeeded: { id: string }[]; failed: unknown[] } };
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
@@ -39,7 +39,7 @@ it("GET /dispatch/pool's read finds each offer's job by its key, not among the s
   );
   const scope = { siteId: site.acme.site.id, userId: driver.id };
   const rows = await inTenantScope(site.server.services.db.orm, scope, (em) =>
-    em.execute<{ 'QUERY PLAN': string }[]>(`explain (analyze, buffers) ${POOL_OFFERS}`, [site.acme.site.id, new Date(), driver.id, 100]),
+    em.execute<{ 'QUERY PLAN': string }[]>(`explain (analyze, buffers) ${poolOffers('asc')}`, [site.acme.site.id, new Date(), driver.id, 100, 0]),
   );
   const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
   expect(plan).toMatch(/Index Scan using job_pkey on job j/);
@@ -86,6 +86,14 @@ it("GET /dispatch/pool lists what the driver may claim now, oldest first, each j
   const staffView = async (id: string) => (await dispatcher.get<{ data: Job }>(`/api/job/${id}`)).body.data;
   expect(seen.map((offer) => offer.job)).toEqual([withoutInternalNotes(await staffView(noted.id)), withoutInternalNotes(await staffView(forTeam.id))]);
   expect(JSON.stringify(seen)).not.toContain('staff only');
+
+  // Pages, in either order, with the count of every offer the driver may claim (the file's other test posts one too).
+  const all = (await member.client.get<Pool>('/api/dispatch/pool?per_page=100')).body;
+  const page = async (query: string) => (await member.client.get<Pool>(`/api/dispatch/pool?${query}`)).body;
+  const [first, second, past] = [await page('per_page=1'), await page('per_page=1&page=2'), await page(`per_page=1&page=${all.meta.total + 1}`)];
+  expect([...first.data, ...second.data].map((offer) => offer.dispatch_id)).toEqual(all.data.slice(0, 2).map((offer) => offer.dispatch_id));
+  expect([first.meta, past.meta.total, past.data]).toEqual([{ total: all.meta.total, page: 1, per_page: 1 }, all.meta.total, []]);
+  expect((await page('sort=-posted_at&per_page=100')).data.map((offer) => offer.dispatch_id)).toEqual(all.data.map((offer) => offer.dispatch_id).toReversed());
 
   // BEGIN, the tenant settings, the read and the COMMIT in one query (the read prepared on connections that sent it before).
   const sent = await recording(async () => {
