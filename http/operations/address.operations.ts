@@ -5,6 +5,7 @@ import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { AddressRequest, AddressResponse, toAddressResponse, UpdateAddressBody } from '../schemas/address.schema.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
+import { locateRequestAddresses } from '../site-mapping.ts';
 
 const SORTABLE = { formatted_name: 'formattedName', city: 'city', created_at: 'createdAt', id: 'id' };
 
@@ -30,9 +31,10 @@ export const addressOperations = [
     body: AddressRequest,
     status: 201,
     response: DataResponse(AddressResponse),
-    handler: async ({ body, site, actor, transaction }) => ({
-      data: toAddressResponse(await transaction((em) => createAddress(em, actor, site?.id ?? null, body))),
-    }),
+    handler: async (ctx) => {
+      await locateRequestAddresses(ctx, [{ address: ctx.body, field: 'point' }]);
+      return { data: toAddressResponse(await ctx.transaction((em) => createAddress(em, ctx.actor, ctx.site?.id ?? null, ctx.body))) };
+    },
   }),
   defineOperation({
     id: 'address.get',

@@ -9,6 +9,7 @@ import { DataResponse, IdQuery, Timestamp } from '../schemas/common.schema.ts';
 import { CreateCustomerBody, CustomerMetricsResponse, CustomerResponse, toCustomerResponse, UpdateCustomerBody } from '../schemas/customer.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { requireSite } from '../tenancy.ts';
+import { locateRequestAddresses } from '../site-mapping.ts';
 
 const SORTABLE = { email: 'email', first_name: 'firstName', last_name: 'lastName', created_at: 'createdAt', id: 'id' };
 const DAY_MS = 86_400_000;
@@ -45,9 +46,10 @@ export const customerOperations = [
     body: CreateCustomerBody,
     status: 201,
     response: DataResponse(CustomerResponse),
-    handler: async ({ body, site, actor, transaction }) => ({
-      data: toCustomerResponse(await transaction((em) => createCustomer(em, actor, requireSite(site).id, body))),
-    }),
+    handler: async (ctx) => {
+      await locateRequestAddresses(ctx, ctx.body.home_address ? [{ address: ctx.body.home_address, field: 'home_address.point' }] : []);
+      return { data: toCustomerResponse(await ctx.transaction((em) => createCustomer(em, ctx.actor, requireSite(ctx.site).id, ctx.body))) };
+    },
   }),
   defineOperation({
     id: 'customer.get',
@@ -71,7 +73,9 @@ export const customerOperations = [
     host: 'site',
     body: UpdateCustomerBody,
     response: DataResponse(CustomerResponse),
-    handler: async ({ body, site, actor, services, transaction }) => {
+    handler: async (ctx) => {
+      const { body, site, actor, services, transaction } = ctx;
+      await locateRequestAddresses(ctx, ctx.body.home_address ? [{ address: ctx.body.home_address, field: 'home_address.point' }] : []);
       const view = await transaction((em) => updateCustomer(em, actor, requireSite(site).id, body));
       // A deactivated customer, or one whose password changed, is refused at their next request, not after the
       // cached credential's 30 s (as PUT /user does).

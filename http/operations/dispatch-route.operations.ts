@@ -8,6 +8,7 @@ import { DataResponse } from '../schemas/common.schema.ts';
 import { BulkDistributeBody, BulkDistributeResult, RouteDispatchBody, RouteDispatchResult, TeamRouteBody } from '../schemas/dispatch.schema.ts';
 import { requireSite } from '../tenancy.ts';
 import { commandContext } from './command-context.ts';
+import { mappingPolicyOf } from '../../engine/eta/eta-check.ts';
 
 /** Dispatch of many jobs at once: a whole route, a route to a team, and bulk distribution over a team. */
 export const dispatchRouteOperations = [
@@ -52,7 +53,7 @@ export const dispatchRouteOperations = [
     response: DataResponse(BulkDistributeResult),
     handler: async (ctx) => {
       const { config, crypto } = ctx.services;
-      const policy = { allowLoopback: config.webhookAllowLoopback, allowPrivateNetworks: config.mappingAllowPrivateNetworks };
+      const policy = mappingPolicyOf(config);
       const site = requireSite(ctx.site);
       const providerFor = (em: EntityManager) => mappingProviderForSite(em, crypto, site.id, policy);
       const result = await bulkDistribute(dispatchDeps(ctx.services), commandContext(ctx), ctx.body, providerFor);

@@ -1,11 +1,10 @@
 import { toPlanRouteInput, toSequenceInput } from '../../engine/mapping/gis-input.ts';
 import { planRoute } from '../../engine/mapping/gis-route.ts';
 import { sequenceRoute } from '../../engine/mapping/gis-sequence.ts';
-import type { MappingProvider } from '../../engine/mapping/mapping-provider.ts';
-import { mappingProviderForSite } from '../../engine/mapping/site-provider.ts';
-import { defineOperation, type OperationContext } from '../operation.ts';
+import { defineOperation } from '../operation.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { RouteRequestBody, RouteResponse, SequenceRequestBody, SequenceResponse, toRouteResponse, toSequenceResponse } from '../schemas/gis.schema.ts';
+import { siteMappingProvider } from '../site-mapping.ts';
 import { requireSite } from '../tenancy.ts';
 
 const FAILURES =
@@ -25,7 +24,7 @@ export const gisOperations = [
     response: DataResponse(RouteResponse),
     handler: async (ctx) => {
       const input = toPlanRouteInput(ctx.body, ctx.services.clock.now());
-      return { data: toRouteResponse(await planRoute(await siteProvider(ctx), input)) };
+      return { data: toRouteResponse(await planRoute(await siteMappingProvider(ctx), input)) };
     },
   }),
   defineOperation({
@@ -41,15 +40,7 @@ export const gisOperations = [
     response: DataResponse(SequenceResponse),
     handler: async (ctx) => {
       const input = toSequenceInput(ctx.body, ctx.services.clock.now(), requireSite(ctx.site).timezone);
-      return { data: toSequenceResponse(await sequenceRoute(await siteProvider(ctx), input)) };
+      return { data: toSequenceResponse(await sequenceRoute(await siteMappingProvider(ctx), input)) };
     },
   }),
 ];
-
-/** Reads the site's integration in a short transaction: the engine's network calls happen after it has ended. */
-function siteProvider(ctx: OperationContext<unknown, unknown, unknown>): Promise<MappingProvider> {
-  const site = requireSite(ctx.site);
-  const { config, crypto } = ctx.services;
-  const policy = { allowLoopback: config.webhookAllowLoopback, allowPrivateNetworks: config.mappingAllowPrivateNetworks };
-  return ctx.transaction((em) => mappingProviderForSite(em, crypto, site.id, policy));
-}

@@ -9,6 +9,7 @@ import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { JobCreateBody, JobPatchBody, JobPutBody, JobResponse } from '../schemas/job.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
+import { locateRequestAddresses } from '../site-mapping.ts';
 
 const SORTABLE = { created_at: 'createdAt', updated_at: 'updatedAt', completed_at: 'completedAt', id: 'id' };
 
@@ -47,6 +48,7 @@ export const jobOperations = [
     response: DataResponse(JobResponse),
     handler: async (ctx) => {
       const command = commandContext(ctx);
+      await locateRequestAddresses(ctx, ctx.body.stops.map((stop, index) => ({ address: stop, field: `stops.${index}.point` })));
       return { data: await ctx.services.engine.command(command, `job:new:${ctx.requestId}`, (scope) => createJob(scope, ctx.body)) };
     },
   }),

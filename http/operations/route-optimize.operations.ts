@@ -9,6 +9,7 @@ import { DataResponse, Id, Nullable, Timestamp } from '../schemas/common.schema.
 import { RouteResponse } from '../schemas/route.schema.ts';
 import { requireSite } from '../tenancy.ts';
 import { commandContext } from './command-context.ts';
+import { mappingPolicyOf } from '../../engine/eta/eta-check.ts';
 
 /** Past this, one request holds a worker thread too long; bulk planning is the place for longer searches. */
 const MAX_BUDGET_MS = 10_000;
@@ -89,7 +90,7 @@ export const routeOptimizeOperations = [
       const command = commandContext(ctx);
       const site = requireSite(ctx.site);
       const { config, crypto, clock } = ctx.services;
-      const policy = { allowLoopback: config.webhookAllowLoopback, allowPrivateNetworks: config.mappingAllowPrivateNetworks };
+      const policy = mappingPolicyOf(config);
       const body = ctx.body;
       // Read in one short transaction; the map and the search run after it, the write in a command of its own.
       const [snapshot, provider] = await ctx.transaction(async (em) => [

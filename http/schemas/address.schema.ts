@@ -4,7 +4,7 @@ import { Clearable, Id, Nullable, Point, Timestamp } from './common.schema.ts';
 
 const Line = Type.String({ minLength: 1, maxLength: 300 });
 
-/** The spec's AddressRequest: every field optional; a point is needed to store an address (no geocoder yet). */
+/** The spec's AddressRequest: every field optional; without a point, the site's geocoder (if any) finds it from the text. */
 export const AddressRequest = Type.Object(
   {
     street_address: Type.Optional(Line),

@@ -1,0 +1,28 @@
+import { addressesToLocate, locateAddresses, type PointlessAddress } from '../engine/mapping/address-points.ts';
+import type { AddressInput } from '../engine/admin/address.service.ts';
+import type { MappingProvider } from '../engine/mapping/mapping-provider.ts';
+import { mappingProviderForSite } from '../engine/mapping/site-provider.ts';
+import type { OperationContext } from './operation.ts';
+import { requireSite } from './tenancy.ts';
+import { mappingPolicyOf } from '../engine/eta/eta-check.ts';
+
+type Context = OperationContext<unknown, unknown, unknown>;
+
+/** The site's mapping provider, its integration read in a short transaction: the engine's network calls happen after it has ended. */
+export function siteMappingProvider(ctx: Context): Promise<MappingProvider> {
+  const site = requireSite(ctx.site);
+  const { config, crypto } = ctx.services;
+  const policy = mappingPolicyOf(config);
+  return ctx.transaction((em) => mappingProviderForSite(em, crypto, site.id, policy));
+}
+
+/**
+ * Gives the request's addresses that came without a point (and without an `address_id`) their point from the site's
+ * geocoder, before the request's command runs (see `locateAddresses`); nothing is read when every address has one.
+ * @throws DomainError 422 ADDRESS_NOT_FOUND naming the field, 502 MAPPING_PROVIDER_ERROR
+ */
+export async function locateRequestAddresses(ctx: Context, addresses: (PointlessAddress & { address: AddressInput & { address_id?: string } })[]): Promise<void> {
+  const pending = addressesToLocate(addresses);
+  if (pending.length === 0 || !ctx.site) return;
+  await locateAddresses(await siteMappingProvider(ctx), pending);
+}

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobRequest } from '../support/job-fixtures.ts';
+import { useTwoSites } from '../support/two-sites.ts';
+import { startRecordedEngine, type RecordedEngine } from '../fixtures/mapping/recorded-engine.ts';
+
+type One<T> = { data: T };
+type Point = { lat: number; lng: number };
+type Failure = { code: string; fields?: { field: string }[] };
+
+// The recorded Nominatim runs on loopback, which only tests may let a site's integration dial.
+const sites = useTwoSites({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
+let engine: RecordedEngine;
+
+beforeAll(async () => {
+  engine = await startRecordedEngine({ '/search': { fixture: 'nominatim-search.json' } });
+});
+afterAll(() => engine.close());
+
+/** The first match of the recorded search (12 Rue de Rivoli, Paris). */
+const RIVOLI = { lat: 48.8560412, lng: 2.3523657 };
+const TEXT_ONLY = { street_address: '12 Rue de Rivoli', city: 'Paris' };
+
+describe('addresses without a point', () => {
+  it('are refused on a site without a geocoder, and found by the geocoder a site connected', async () => {
+    const refused = await sites.acme.as.dispatcher.post<Failure>('/api/address', TEXT_ONLY);
+    expect([refused.status, refused.body.code]).toEqual([400, 'POINT_REQUIRED']);
+
+    const connected = await sites.acme.as.admin.put('/api/integration?integration_key=nominatim', { config: { base_url: engine.baseUrl }, is_active: true });
+    expect(connected.status).toBe(200);
+    const address = await sites.acme.as.dispatcher.post<One<{ point: Point; street_address: string }>>('/api/address', TEXT_ONLY);
+    expect(address.status).toBe(201);
+    expect(address.body.data).toMatchObject({ point: RIVOLI, street_address: TEXT_ONLY.street_address });
+    expect(engine.requests.at(-1)!.searchParams.get('q')).toBe('12 Rue de Rivoli, Paris');
+
+    const job = await sites.acme.as.dispatcher.post<One<{ stops: { address: { point: Point } }[] }>>('/api/job', jobRequest({ stops: [{ type: 'pickup', ...TEXT_ONLY }, (jobRequest().stops as unknown[])[1]] }));
+    expect(job.status).toBe(201);
+    expect(job.body.data.stops[0]!.address.point).toEqual(RIVOLI);
+
+    const customer = await sites.acme.as.dispatcher.post<One<{ home_address: { point: Point } }>>('/api/customer', { email: 'geo@example.com', home_address: TEXT_ONLY });
+    expect([customer.status, customer.body.data.home_address.point]).toEqual([201, RIVOLI]);
+
+    // Another site's geocoder is not this one's.
+    expect((await sites.globex.as.dispatcher.post<Failure>('/api/address', TEXT_ONLY)).body.code).toBe('POINT_REQUIRED');
+  });
+
+  it('answer 422 ADDRESS_NOT_FOUND naming the field when the geocoder finds nothing, and store nothing', async () => {
+    await sites.acme.as.admin.put('/api/integration?integration_key=nominatim', { config: { base_url: engine.baseUrl }, is_active: true });
+    engine.answer('/search', { raw: '[]', contentType: 'application/json' });
+    try {
+      const address = await sites.acme.as.dispatcher.post<Failure>('/api/address', { street_address: 'Nowhere Lane' });
+      expect([address.status, address.body.code, address.body.fields?.[0]?.field]).toEqual([422, 'ADDRESS_NOT_FOUND', 'point']);
+      const job = await sites.acme.as.dispatcher.post<Failure>('/api/job', jobRequest({ customer_email: 'nowhere@example.com', stops: [(jobRequest().stops as unknown[])[0], { type: 'dropoff', street_address: 'Nowhere Lane' }] }));
+      expect([job.status, job.body.code, job.body.fields?.[0]?.field]).toEqual([422, 'ADDRESS_NOT_FOUND', 'stops.1.point']);
+      const customers = await sites.acme.as.dispatcher.get<{ data: unknown[] }>('/api/customer/search?q=nowhere');
+      expect(customers.body.data).toEqual([]);
+    } finally {
+      engine.answer('/search', { fixture: 'nominatim-search.json' });
+    }
+  });
+});
