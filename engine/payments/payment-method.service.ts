@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
+import { appendOutbox } from '../../persistence/outbox.ts';
 import { PaymentMethodSchema, type PaymentMethod } from '../../persistence/entities/payment-method.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
@@ -7,8 +8,8 @@ import { newId } from '../../persistence/ids.ts';
 import { DomainError } from '../domain-error.ts';
 import { paymentsProviderFor } from './payments-provider.ts';
 
-/** Who acts: customers manage only their own methods; staff name the customer. */
-export type PaymentMethodContext = { actor: AuditActor; role: string; siteId: string; crypto: FieldCrypto };
+/** Who acts: customers manage only their own methods; staff name the customer. `now`: the events' time (the engine's clock). */
+export type PaymentMethodContext = { actor: AuditActor; role: string; siteId: string; crypto: FieldCrypto; now: Date };
 
 export type CreatePaymentMethodInput = { customer_id?: string; provider_payment_method_id: string; is_default?: boolean };
 
@@ -40,7 +41,7 @@ export async function createPaymentMethod(em: EntityManager, ctx: PaymentMethodC
     expYear: details.exp_year,
     isDefault: makeDefault,
   });
-  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'create', entityType: 'PaymentMethod', entityId: method.id, before: null, after: paymentMethodView(method) });
+  recordChange(em, ctx, 'create', method.id, null, paymentMethodView(method));
   await em.flush();
   return method;
 }
@@ -69,7 +70,7 @@ export async function updatePaymentMethod(em: EntityManager, ctx: PaymentMethodC
     await clearDefault(em, ctx, methods, method.id);
     const before = paymentMethodView(method);
     method.isDefault = true;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: id, before, after: paymentMethodView(method) });
+    recordChange(em, ctx, 'update', id, before, paymentMethodView(method));
     await em.flush();
   }
   return method;
@@ -81,14 +82,14 @@ export async function deletePaymentMethod(em: EntityManager, ctx: PaymentMethodC
   const methods = await lockCustomerMethods(em, ctx.siteId, found.customerUserId);
   const method = methods.find((m) => m.id === id);
   if (!method) throw DomainError.notFound('PaymentMethod', id);
-  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'delete', entityType: 'PaymentMethod', entityId: id, before: paymentMethodView(method), after: null });
+  recordChange(em, ctx, 'delete', id, paymentMethodView(method), null);
   em.remove(method);
   await em.flush();
   const successor = method.isDefault ? methods.filter((m) => m.id !== id).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0] : undefined;
   if (successor) {
     const before = paymentMethodView(successor);
     successor.isDefault = true;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: successor.id, before, after: paymentMethodView(successor) });
+    recordChange(em, ctx, 'update', successor.id, before, paymentMethodView(successor));
     await em.flush();
   }
 }
@@ -98,6 +99,18 @@ export async function getPaymentMethod(em: EntityManager, ctx: PaymentMethodCont
   const method = await em.findOne(PaymentMethodSchema, { id });
   if (!method || (ctx.role === 'customer' && method.customerUserId !== ctx.actor.userId)) throw DomainError.notFound('PaymentMethod', id);
   return method;
+}
+
+type PaymentMethodView = ReturnType<typeof paymentMethodView>;
+
+/**
+ * A change of a saved method, in its transaction: the audit record, and the `payment_method:<action>` event (the
+ * spec's payment events: webhooks and the dispatch console's feed) with the method as it is now (as it was, deleted).
+ */
+function recordChange(em: EntityManager, ctx: PaymentMethodContext, action: 'create' | 'update' | 'delete', id: string, before: PaymentMethodView | null, after: PaymentMethodView | null): void {
+  recordAudit(em, ctx.actor, { siteId: ctx.siteId, action, entityType: 'PaymentMethod', entityId: id, before, after });
+  const data = (after ?? before)!;
+  appendOutbox(em, { siteId: ctx.siteId, event: `payment_method:${action}`, entityType: 'payment_method', entityId: id, entityVersion: null, data, timestamp: ctx.now });
 }
 
 /** What a caller sees of a method, less timestamps: the response's body and the audit record's before/after. */
@@ -126,7 +139,7 @@ async function clearDefault(em: EntityManager, ctx: PaymentMethodContext, method
   for (const previous of methods.filter((m) => m.isDefault && m.id !== keep)) {
     const before = paymentMethodView(previous);
     previous.isDefault = false;
-    recordAudit(em, ctx.actor, { siteId: ctx.siteId, action: 'update', entityType: 'PaymentMethod', entityId: previous.id, before, after: paymentMethodView(previous) });
+    recordChange(em, ctx, 'update', previous.id, before, paymentMethodView(previous));
   }
   await em.flush();
 }

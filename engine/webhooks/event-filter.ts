@@ -8,6 +8,9 @@ export const WEBHOOK_EVENTS = [
   'stop:state_change',
   'route:state_change',
   'driver:status_change',
+  'payment_method:create',
+  'payment_method:update',
+  'payment_method:delete',
   'webhook:ping',
 ] as const;
 

@@ -88,5 +88,5 @@ export const paymentMethodOperations = [
 ];
 
 function paymentContext(services: Services, actor: AuditActor, principal: Principal | null, site: Site | null): PaymentMethodContext {
-  return { actor, role: principal?.role ?? 'anonymous', siteId: requireSite(site).id, crypto: services.crypto };
+  return { actor, role: principal?.role ?? 'anonymous', siteId: requireSite(site).id, crypto: services.crypto, now: services.clock.now() };
 }

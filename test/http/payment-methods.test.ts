@@ -90,6 +90,27 @@ describe('saved payment methods', () => {
     expect(audit.body.data.map((r) => r.action)).toContain('delete');
   });
 
+  it('emit payment_method:create, update and delete events (webhooks may subscribe to them), in each change\'s transaction', async () => {
+    const subscribed = await sites.acme.as.admin.post('/api/webhook', { url: 'https://93.184.216.34/hooks/payments', events: ['payment_method:*'], secret_key: 'a3f1c9e07b5d2846a3f1c9e07b5d2846' });
+    expect(subscribed.status).toBe(201);
+    const displaced = (await customer.get<{ data: Method[] }>('/api/customer/payment-method')).body.data.find((m) => m.is_default)!;
+    const outbox = <T extends object>(sql: string, params: unknown[]) => inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.execute<T[]>(sql, params));
+    const [{ last }] = (await outbox<{ last: string }>('select coalesce(max(seq), 0) as last from outbox', [])) as [{ last: string }];
+    const made = (await customer.post<Created>('/api/customer/payment-method', { provider_payment_method_id: 'pm_card_amex_0005', is_default: true })).body.data;
+    expect((await customer.send('DELETE', `/api/customer/payment-method?id=${made.id}`)).status).toBe(200);
+    const events = await outbox<{ event: string; data: { id: string; is_default: boolean } }>(
+      "select event, payload->'data' as data from outbox where seq > ? and entity_id in (?, ?) order by seq",
+      [last, made.id, displaced.id],
+    );
+    // The new default displaces the old one; deleting it hands the default back.
+    expect(events.map((e) => [e.event, e.data.id, e.data.is_default])).toEqual([
+      ['payment_method:update', displaced.id, false],
+      ['payment_method:create', made.id, true],
+      ['payment_method:delete', made.id, true],
+      ['payment_method:update', displaced.id, true],
+    ]);
+  });
+
   it("are a customer's own: another customer's are 404, and a customer cannot name someone else", async () => {
     const mine = (await customer.get<{ data: Method[] }>('/api/customer/payment-method')).body.data[0]!;
     expect((await otherCustomer.client.put(`/api/customer/payment-method?id=${mine.id}`, { is_default: true })).status).toBe(404);
