@@ -44,7 +44,17 @@ export type JobInput = {
 };
 
 /** A stop's editable details; for nullable ones `null` clears. */
-export type StopUpdate = {
+/** An address's text fields as a stop update may change them (null clears one); its point stays. */
+export type AddressTextUpdate = {
+  street_address?: string | null;
+  street_address2?: string | null;
+  city?: string | null;
+  state?: string | null;
+  postal_code?: string | null;
+  country?: string | null;
+};
+
+export type StopUpdate = AddressTextUpdate & {
   id: string;
   type?: string;
   address_id?: string;

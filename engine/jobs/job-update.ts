@@ -2,6 +2,7 @@ import { recordAudit } from '../../persistence/audit.ts';
 import { AddressSchema } from '../../persistence/entities/address.entity.ts';
 import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
+import { createAddress } from '../admin/address.service.ts';
 import { applyPatch } from '../admin/patch.ts';
 import { assertOptions } from '../catalog/option.service.ts';
 import { findOrCreateCustomer } from '../catalog/customer.service.ts';
@@ -10,7 +11,7 @@ import { loadDefinitions, resolveCustomFields } from '../customfields/custom-fie
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZonesAt, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
-import { isStaff, type JobUpdate, type StopUpdate } from './job-input.ts';
+import { isStaff, type AddressTextUpdate, type JobUpdate, type StopUpdate } from './job-input.ts';
 import { assertOpen } from './job.service.ts';
 import type { JobData } from './job-view.ts';
 
@@ -70,6 +71,11 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   if (!stop) throw new DomainError(404, 'NOT_FOUND', `Stop ${patch.id} not found on this job`, field('id'));
   if (stop.phase === 'completed' || stop.phase === 'cancelled') throw DomainError.conflict('STOP_CLOSED', `Stop ${stop.id} is ${stop.phase}`);
   if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', field('internal_notes'));
+  const text = addressTextOf(patch);
+  if (text && patch.address_id) {
+    throw DomainError.invalid('ADDRESS_AMBIGUOUS', 'Give address_id or the address fields, not both', field('address_id'));
+  }
+  if (text) stop.addressId = (await rewordedAddress(scope, stop.addressId, text)).id;
   if (patch.address_id && patch.address_id !== stop.addressId) {
     const address = await em.findOne(AddressSchema, { id: patch.address_id });
     if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
@@ -90,4 +96,27 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   if (stop.completeAfter && stop.completeBefore && stop.completeBefore <= stop.completeAfter) {
     throw DomainError.invalid('INVALID_TIME_WINDOW', `Stop ${stop.id}'s time window ends before it starts`, field('complete_before'));
   }
+}
+
+const ADDRESS_TEXT = ['street_address', 'street_address2', 'city', 'state', 'postal_code', 'country'] as const;
+
+/** The address text fields a stop update gives, or null when it gives none. */
+function addressTextOf(patch: StopUpdate): AddressTextUpdate | null {
+  const given = ADDRESS_TEXT.filter((name) => patch[name] !== undefined);
+  return given.length === 0 ? null : Object.fromEntries(given.map((name) => [name, patch[name]]));
+}
+
+/**
+ * A stop's address with new text (the spec's stop update: the create fields minus the point): a new address, the
+ * stop's current one with `text` applied (null clears a field), at the same point. The current address is left as it
+ * is: other stops or a customer's home may share it.
+ */
+async function rewordedAddress(scope: CommandScope, addressId: string, text: AddressTextUpdate) {
+  const current = await scope.em.findOneOrFail(AddressSchema, { id: addressId });
+  const kept = {
+    street_address: current.streetAddress, street_address2: current.streetAddress2, city: current.city,
+    state: current.state, postal_code: current.postalCode, country: current.country,
+  };
+  const merged = Object.fromEntries(Object.entries({ ...kept, ...text }).filter(([, value]) => value !== null && value !== undefined));
+  return createAddress(scope.em, scope.actor, scope.siteId, { ...merged, point: { lat: Number(current.lat), lng: Number(current.lng) } });
 }

@@ -255,6 +255,24 @@ describe('visibility and editing', () => {
     expect(patched.body.data).toMatchObject({ driver_notes: null, customer_notes: 'leave at door', internal_notes: 'vip', version: 2 });
   });
 
+  it("rewords a stop's address in a job or stop update (a new address at the same point; the old one unchanged)", async () => {
+    type Address = { id: string; street_address: string | null; street_address2: string | null; city: string | null; point: { lat: number; lng: number } };
+    type WithAddresses = { data: { stops: { id: string; address_id: string; address: Address }[] } };
+    const job = await createJob(acme.as.customer, { customer_email: undefined });
+    const [pickup, dropoff] = (await acme.as.dispatcher.get<WithAddresses>(`/api/job/${job.id}`)).body.data.stops;
+    const patched = await acme.as.customer.send<WithAddresses>('PATCH', `/api/job/${job.id}`, { stops: [{ id: pickup!.id, street_address2: 'Apt 4, 2nd floor', city: null }] });
+    expect(patched.status).toBe(200);
+    const reworded = patched.body.data.stops[0]!.address;
+    expect(reworded).toMatchObject({ street_address: pickup!.address.street_address, street_address2: 'Apt 4, 2nd floor', city: null, point: pickup!.address.point });
+    expect(reworded.id).not.toBe(pickup!.address_id);
+    expect((await acme.as.dispatcher.get<{ data: Address }>(`/api/address?id=${pickup!.address_id}`)).body.data).toMatchObject({ street_address2: null, city: 'Paris' });
+
+    const stop = await acme.as.dispatcher.put<{ data: { address: Address } }>('/api/stop', { id: dropoff!.id, street_address: '7 Avenue Montaigne' });
+    expect(stop.body.data.address).toMatchObject({ street_address: '7 Avenue Montaigne', city: 'Paris', point: dropoff!.address.point });
+    const both = await acme.as.dispatcher.put<{ code: string; fields: { field: string }[] }>('/api/stop', { id: dropoff!.id, street_address: '9 Avenue Montaigne', address_id: pickup!.address_id });
+    expect([both.status, both.body.code, both.body.fields[0]!.field]).toEqual([400, 'ADDRESS_AMBIGUOUS', 'address_id']);
+  });
+
   it('searches by workflow state and phase, with the search meta', async () => {
     const response = await acme.as.dispatcher.get<{ data: JobBody[]; meta: { pagination: { totalItems: number } } }>(`/api/job/search?workflow_state_ids=${jobStates.cancelled}&page_size=5`);
     expect(response.body.data.every((j) => j.workflow_state_id === jobStates.cancelled)).toBe(true);
