@@ -26,3 +26,8 @@ export async function locateRequestAddresses(ctx: Context, addresses: (Pointless
   if (pending.length === 0 || !ctx.site) return;
   await locateAddresses(await siteMappingProvider(ctx), pending);
 }
+
+/** A request's `home_address` to locate: none when `home_address_id` is given too (it wins, the text is not stored). */
+export function homeAddressToLocate(body: { home_address?: AddressInput; home_address_id?: string }): PointlessAddress[] {
+  return body.home_address && body.home_address_id === undefined ? [{ address: body.home_address, field: 'home_address.point' }] : [];
+}

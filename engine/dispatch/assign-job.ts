@@ -177,7 +177,8 @@ function serviceDate(scope: CommandScope, job: JobTarget, timezone: string): str
   return entry.day;
 }
 
-async function assertVehicle(scope: CommandScope, vehicleId: string): Promise<void> {
+/** @throws DomainError 404 vehicle_id (not this site's), 409 VEHICLE_INACTIVE */
+export async function assertVehicle(scope: CommandScope, vehicleId: string): Promise<void> {
   const [vehicle] = await scope.em.execute<{ is_active: boolean }[]>('select is_active from vehicle where id = ? and site_id = ?', [vehicleId, scope.siteId]);
   if (!vehicle) throw new DomainError(404, 'NOT_FOUND', `Vehicle ${vehicleId} not found`, 'vehicle_id');
   if (!vehicle.is_active) throw new DomainError(409, 'VEHICLE_INACTIVE', `Vehicle ${vehicleId} is not active`, 'vehicle_id');

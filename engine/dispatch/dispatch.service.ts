@@ -8,7 +8,7 @@ import { findRoute } from '../routes/route-records.ts';
 import { routeFromRow, toRouteData, type RouteData, type RouteRecord } from '../routes/route-view.ts';
 import type { AnswerAtCommit } from '../runtime/answer-at-commit.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
-import { assignJob, type Assigned } from './assign-job.ts';
+import { assertVehicle, assignJob, type Assigned } from './assign-job.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, type DispatchData, type DispatchPlan } from './dispatch-record.ts';
 import { driverWithVehicle } from './driver-facts.ts';
@@ -70,6 +70,7 @@ export async function assignDispatch(deps: DispatchDeps, ctx: CommandContext, re
     if (later) {
       // A named driver and their vehicle are checked now, as for a route stored for later.
       if (request.driver_id) await driverWithVehicle(scope.em, scope.siteId, { driver_id: request.driver_id, vehicle_id: request.vehicle_id });
+      if (request.vehicle_id) await assertVehicle(scope, request.vehicle_id);
       return scheduled(await scheduleDispatch(deps, scope, { jobId: request.job_id, method, teamId: null, dispatchAt: later, plan }));
     }
     const common = { jobId: request.job_id, vehicleId: plan.vehicle_id, routeId: plan.route_id, requireConfirmation: plan.require_confirmation, method };

@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
 import { assignRouteDriver, loadRoute, routeJobIds } from '../routes/route-membership.ts';
 import type { RouteData } from '../routes/route-view.ts';
-import { assignJob, dispatchRoute } from './assign-job.ts';
+import { assertVehicle, assignJob, dispatchRoute } from './assign-job.ts';
 import { advanceCursor, decide, namedDecision } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, updateDispatch, type DispatchData, type DispatchRow } from './dispatch-record.ts';
@@ -42,6 +42,7 @@ export async function dispatchRouteTo(deps: DispatchDeps, ctx: CommandContext, r
     const later = futureInstant(scope, request.start_at);
     if (!later) return publicResult(await dispatchWholeRoute(scope, request));
     const driver = await driverWithVehicle(scope.em, scope.siteId, request);
+    if (request.vehicle_id) await assertVehicle(scope, request.vehicle_id);
     const row = await scheduleRouteDispatch(deps, scope, {
       routeId: request.route_id,
       method: request.method ?? 'manual',

@@ -2,6 +2,7 @@ import { recordAudit } from '../../persistence/audit.ts';
 import { AddressSchema } from '../../persistence/entities/address.entity.ts';
 import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
+import { lockAddress } from '../admin/address-change-rules.ts';
 import { createAddress } from '../admin/address.service.ts';
 import { applyPatch } from '../admin/patch.ts';
 import { assertOptions } from '../catalog/option.service.ts';
@@ -77,7 +78,8 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   }
   if (text) stop.addressId = (await rewordedAddress(scope, stop.addressId, text)).id;
   if (patch.address_id && patch.address_id !== stop.addressId) {
-    const address = await em.findOne(AddressSchema, { id: patch.address_id });
+    await lockAddress(em, patch.address_id);
+    const [address] = await em.execute<{ lat: number; lng: number }[]>('select lat, lng from address where id = ?', [patch.address_id]);
     if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
     const place = { stopIndex: stop.sortOrder, lat: Number(address.lat), lng: Number(address.lng) };
     const overridden = await enforceBannedZonesAt(em, scope.siteId, actor.role, place, override, field('address_id'));

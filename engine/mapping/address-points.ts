@@ -34,6 +34,10 @@ export async function locateAddresses(provider: MappingProvider, addresses: Poin
       matches = await provider.geocode(addressQuery(address));
     } catch (error) {
       if (error instanceof DomainError && error.code === 'GEOCODING_UNAVAILABLE') return;
+      // A text longer than the geocoder takes (Nominatim: 500 characters) names the request's field, not `query`.
+      if (error instanceof DomainError && error.code === 'INVALID_GEOCODE_QUERY') {
+        throw new DomainError(422, 'ADDRESS_NOT_FOUND', `The address text cannot be looked up (${error.message}): give its point {lat, lng}`, field);
+      }
       throw error;
     }
     const best = matches[0];

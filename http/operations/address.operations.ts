@@ -64,7 +64,8 @@ export const addressOperations = [
       const { override_zone_restriction: override, ...patch } = body;
       const siteId = site?.id ?? null;
       const address = await transaction(async (em) => {
-        if (siteId && principal && principal.role !== 'platform') await checkAddressChange(em, siteId, { ...actor, role: principal.role }, patch, override === true);
+        // A platform operator on a site's host follows the site's staff rules (the override, audited).
+        if (siteId && principal) await checkAddressChange(em, siteId, { ...actor, role: principal.role === 'platform' ? 'admin' : principal.role }, patch, override === true);
         return updateAddress(em, actor, siteId, patch);
       });
       return { data: toAddressResponse(address) };

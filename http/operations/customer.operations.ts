@@ -9,7 +9,7 @@ import { DataResponse, IdQuery, Timestamp } from '../schemas/common.schema.ts';
 import { CreateCustomerBody, CustomerMetricsResponse, CustomerResponse, toCustomerResponse, UpdateCustomerBody } from '../schemas/customer.schema.ts';
 import { CustomFieldFilterQuery } from '../schemas/customfield.schema.ts';
 import { requireSite } from '../tenancy.ts';
-import { locateRequestAddresses } from '../site-mapping.ts';
+import { homeAddressToLocate, locateRequestAddresses } from '../site-mapping.ts';
 
 const SORTABLE = { email: 'email', first_name: 'firstName', last_name: 'lastName', created_at: 'createdAt', id: 'id' };
 const DAY_MS = 86_400_000;
@@ -47,7 +47,7 @@ export const customerOperations = [
     status: 201,
     response: DataResponse(CustomerResponse),
     handler: async (ctx) => {
-      await locateRequestAddresses(ctx, ctx.body.home_address ? [{ address: ctx.body.home_address, field: 'home_address.point' }] : []);
+      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body));
       return { data: toCustomerResponse(await ctx.transaction((em) => createCustomer(em, ctx.actor, requireSite(ctx.site).id, ctx.body))) };
     },
   }),
@@ -75,7 +75,7 @@ export const customerOperations = [
     response: DataResponse(CustomerResponse),
     handler: async (ctx) => {
       const { body, site, actor, services, transaction } = ctx;
-      await locateRequestAddresses(ctx, ctx.body.home_address ? [{ address: ctx.body.home_address, field: 'home_address.point' }] : []);
+      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body));
       const view = await transaction((em) => updateCustomer(em, actor, requireSite(site).id, body));
       // A deactivated customer, or one whose password changed, is refused at their next request, not after the
       // cached credential's 30 s (as PUT /user does).

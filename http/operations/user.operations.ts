@@ -4,7 +4,7 @@ import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { CreateUserBody, SiteRoleSchema, toUserResponse, UpdateUserBody, UserResponse } from '../schemas/user.schema.ts';
-import { locateRequestAddresses } from '../site-mapping.ts';
+import { homeAddressToLocate, locateRequestAddresses } from '../site-mapping.ts';
 
 const SORTABLE = { email: 'email', first_name: 'firstName', last_name: 'lastName', created_at: 'createdAt', id: 'id' };
 
@@ -61,7 +61,7 @@ export const userOperations = [
     response: DataResponse(UserResponse),
     handler: async (ctx) => {
       const { body, site, actor, services, transaction } = ctx;
-      await locateRequestAddresses(ctx, ctx.body.home_address ? [{ address: ctx.body.home_address, field: 'home_address.point' }] : []);
+      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body));
       const view = await transaction((em) => updateUser(em, actor, { siteId: site?.id ?? null }, body));
       await services.credentials.invalidate();
       return { data: toUserResponse(view) };

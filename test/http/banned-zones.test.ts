@@ -87,6 +87,11 @@ describe('banned zones in job and stop updates', () => {
     expect((await sites.acme.as.dispatcher.put<Failure>('/api/job', move)).body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'stops.0.address_id' }] });
     const stopOnly = await sites.acme.as.dispatcher.put<Failure>('/api/stop', { id: job.stops[0]!.id, address_id: inside.body.data.id });
     expect(stopOnly.body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'address_id' }] });
+    const other = await outsideJob(false);
+    const stopMoved = await sites.acme.as.dispatcher.put<One<{ address_id: string }>>('/api/stop', { id: other.stops[0]!.id, address_id: inside.body.data.id, override_zone_restriction: true });
+    expect([stopMoved.status, stopMoved.body.data.address_id]).toEqual([200, inside.body.data.id]);
+    const otherAudit = await sites.acme.as.admin.get<Many<Audit>>(`/api/audit/search?entity_type=Job&entity_id=${other.id}`);
+    expect(otherAudit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
 
     const moved = await sites.acme.as.dispatcher.put<One<JobWithAddresses>>('/api/job', { ...move, override_zone_restriction: true });
     expect(moved.status).toBe(200);
@@ -106,6 +111,10 @@ describe('address changes under jobs', () => {
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 'ADDRESS_IN_USE', fields: [{ field: 'id' }] });
     expect((await sites.acme.as.admin.get<One<{ street_address: string }>>(`/api/address?id=${address}`)).body.data.street_address).toBe(OUTSIDE_STOP.street_address);
+
+    const home = await sites.acme.as.dispatcher.post<One<{ home_address_id: string }>>('/api/customer', { email: 'homer@example.com', home_address: { street_address: '1 Home Lane', point: { lat: 48.87, lng: 2.33 } } });
+    const someoneElsesHome = await sites.acme.as.customer.put<Failure>('/api/address', { id: home.body.data.home_address_id, street_address: '2 Home Lane' });
+    expect([someoneElsesHome.status, someoneElsesHome.body.code]).toEqual([403, 'ADDRESS_IN_USE']);
 
     const own = await sites.acme.as.customer.post<One<{ id: string }>>('/api/address', { street_address: '3 Rue Neuve', point: { lat: 48.87, lng: 2.33 } });
     expect((await sites.acme.as.customer.put('/api/address', { id: own.body.data.id, street_address: '5 Rue Neuve' })).status).toBe(200);

@@ -91,6 +91,11 @@ describe('customers', () => {
     expect((await app.get('/api/job')).status).toBe(401);
     expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: true })).status).toBe(200);
     expect((await app.get('/api/job')).status).toBe(200);
+    // A new password ends the sessions at once too.
+    const password = 'a-new-customer-password';
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, password })).status).toBe(200);
+    expect((await app.get('/api/job')).status).toBe(401);
+    customer.password = password;
   });
 
   it("another site's customer is 404 to read, update and search", async () => {

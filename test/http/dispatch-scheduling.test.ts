@@ -82,6 +82,8 @@ describe('start_at in the future on route and bulk dispatch (durable delayed job
     const laterJob = await jobAt(acme.as.dispatcher, PARIS);
     const assignLater = await acme.as.dispatcher.post<{ code: string }>('/api/dispatch/assign', { job_id: laterJob.id, driver_id: noVan.id, start_at: inSeconds(60) });
     expect([assignLater.status, assignLater.body.code]).toEqual([422, 'VEHICLE_REQUIRED']);
+    const unknownVehicle = await acme.as.dispatcher.post<{ code: string; fields: { field: string }[] }>('/api/dispatch/assign', { job_id: laterJob.id, driver_id: noVan.id, vehicle_id: 'veh_missing', start_at: inSeconds(60) });
+    expect([unknownVehicle.status, unknownVehicle.body.fields[0]!.field]).toEqual([404, 'vehicle_id']);
     expect((await acme.as.dispatcher.get<{ data: unknown[] }>(`/api/dispatch/search?job_id=${laterJob.id}`)).body.data).toEqual([]);
     const globex = await createSiteFixture(server, 'globex');
     expect((await globex.as.dispatcher.post('/api/dispatch/route', { route_id: other, driver_id: member.id, start_at: inSeconds(60) })).status).toBe(404);

@@ -27,7 +27,7 @@ describe('addresses without a point', () => {
 
     const connected = await sites.acme.as.admin.put('/api/integration?integration_key=nominatim', { config: { base_url: engine.baseUrl }, is_active: true });
     expect(connected.status).toBe(200);
-    const address = await sites.acme.as.dispatcher.post<One<{ point: Point; street_address: string }>>('/api/address', TEXT_ONLY);
+    const address = await sites.acme.as.dispatcher.post<One<{ id: string; point: Point; street_address: string }>>('/api/address', TEXT_ONLY);
     expect(address.status).toBe(201);
     expect(address.body.data).toMatchObject({ point: RIVOLI, street_address: TEXT_ONLY.street_address });
     expect(engine.requests.at(-1)!.searchParams.get('q')).toBe('12 Rue de Rivoli, Paris');
@@ -38,6 +38,15 @@ describe('addresses without a point', () => {
 
     const customer = await sites.acme.as.dispatcher.post<One<{ home_address: { point: Point } }>>('/api/customer', { email: 'geo@example.com', home_address: TEXT_ONLY });
     expect([customer.status, customer.body.data.home_address.point]).toEqual([201, RIVOLI]);
+
+    // home_address_id wins over home_address: its text is not looked up (nor stored).
+    const asked = engine.requests.length;
+    const withId = await sites.acme.as.dispatcher.post<One<{ home_address_id: string }>>('/api/customer', { email: 'geo2@example.com', home_address_id: address.body.data.id, home_address: { street_address: 'Elsewhere' } });
+    expect([withId.status, withId.body.data.home_address_id, engine.requests.length]).toEqual([201, address.body.data.id, asked]);
+
+    // Text longer than the geocoder takes names the request's field.
+    const long = await sites.acme.as.dispatcher.post<Failure>('/api/address', { street_address: 'x'.repeat(300), city: 'y'.repeat(250) });
+    expect([long.status, long.body.code, long.body.fields?.[0]?.field]).toEqual([422, 'ADDRESS_NOT_FOUND', 'point']);
 
     // Another site's geocoder is not this one's.
     expect((await sites.globex.as.dispatcher.post<Failure>('/api/address', TEXT_ONLY)).body.code).toBe('POINT_REQUIRED');
