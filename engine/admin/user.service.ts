@@ -90,6 +90,7 @@ export type UpdateUserInput = { id: string; email?: string; password?: string; r
 export async function updateUser(em: EntityManager, actor: AuditActor, scope: AdminScope, input: UpdateUserInput): Promise<UserView> {
   const view = await getUser(em, scope, input.id);
   const { user } = view;
+  await assertAccountOwned(em, actor, scope, user.id, input);
   const before = auditSnapshot(user);
   applyPatch(user, input, UPDATABLE);
   if (input.email !== undefined) {
@@ -105,6 +106,24 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   await em.flush();
   if (input.password !== undefined || input.is_active === false) await revokeUserSessions(em, scope, user.id);
   return getUser(em, scope, user.id);
+}
+
+/** The fields of the account itself, shared by every site the user belongs to (a profile's role and state are not). */
+const ACCOUNT_FIELDS = ['email', 'password', 'first_name', 'last_name', 'display_name', 'phone', 'phone_country', 'home_address', 'home_address_id'] as const;
+
+/**
+ * A site changes the account of a user who is its own alone (`account_beyond_site`, migration 0036): not of one who
+ * also belongs to another site, nor of a platform operator or an API key's account. The user themself, and the
+ * platform host, may.
+ * @throws DomainError 403 ACCOUNT_SHARED naming the first account field given
+ */
+async function assertAccountOwned(em: EntityManager, actor: AuditActor, scope: AdminScope, userId: string, input: UpdateUserInput): Promise<void> {
+  const field = ACCOUNT_FIELDS.find((name) => input[name] !== undefined);
+  if (!field || scope.siteId === null || actor.userId === userId) return;
+  const [row] = await em.execute<{ shared: boolean }[]>('select account_beyond_site(?, ?) as shared', [userId, scope.siteId]);
+  if (row?.shared) {
+    throw new DomainError(403, 'ACCOUNT_SHARED', `User ${userId} also belongs elsewhere (another site, the platform or an API key): only they, or the platform, change their account`, field);
+  }
 }
 
 export async function searchUsers(

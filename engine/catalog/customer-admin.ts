@@ -45,7 +45,7 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
   let user: User;
   let profile: UserProfile;
   if (existing) {
-    if (existing.isServiceAccount) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key`, 'email');
+    if (existing.isServiceAccount || existing.isPlatformOperator) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator`, 'email');
     if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
       throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
     }

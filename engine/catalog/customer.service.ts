@@ -74,8 +74,8 @@ export async function findOrCreateCustomer(em: EntityManager, actor: AuditActor,
       existing = await em.findOneOrFail(UserSchema, { email });
     }
   }
-  if (existing.isServiceAccount) {
-    throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key and cannot be a customer`, 'customer_email');
+  if (existing.isServiceAccount || existing.isPlatformOperator) {
+    throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator and cannot be a customer`, 'customer_email');
   }
   const profile = await em.findOne(UserProfileSchema, { siteId, userId: existing.id, role: 'customer' });
   if (!existing.isActive || (profile && !profile.isActive)) {

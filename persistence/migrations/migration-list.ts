@@ -33,6 +33,7 @@ import { ChangeXidCollation0032 } from './0032-change-xid-collation.ts';
 import { DispatchTeamCheck0033 } from './0033-dispatch-team-check.ts';
 import { CascadeChecks0034 } from './0034-cascade-checks.ts';
 import { TurnLockKeys0035 } from './0035-turn-lock-keys.ts';
+import { AccountBeyondSite0036 } from './0036-account-beyond-site.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -70,4 +71,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0033-dispatch-team-check', class: DispatchTeamCheck0033 },
   { name: '0034-cascade-checks', class: CascadeChecks0034 },
   { name: '0035-turn-lock-keys', class: TurnLockKeys0035 },
+  { name: '0036-account-beyond-site', class: AccountBeyondSite0036 },
 ];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sessionClient, type SiteFixture } from '../support/fixtures.ts';
+import { createOperator, sessionClient, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -96,6 +96,23 @@ describe('customers', () => {
     expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, password })).status).toBe(200);
     expect((await app.get('/api/job')).status).toBe(401);
     customer.password = password;
+  });
+
+  it("never changes the account of a user who also belongs elsewhere (another site's admin, a platform operator)", async () => {
+    const admin = sites.globex.users.admin;
+    const linked = await sites.acme.as.dispatcher.post<One<Customer>>('/api/customer', { email: admin.email });
+    expect(linked.status).toBe(201);
+    for (const change of [{ password: 'taken-over-password' }, { email: 'thief@example.com' }, { first_name: 'Mallory' }]) {
+      const refused = await sites.acme.as.dispatcher.put<Failure>('/api/customer', { id: linked.body.data.id, ...change });
+      expect([refused.status, refused.body.code]).toEqual([403, 'ACCOUNT_SHARED']);
+      expect((await sites.acme.as.admin.put<Failure>('/api/user', { id: linked.body.data.id, ...change })).body.code).toBe('ACCOUNT_SHARED');
+    }
+    // What is this site's own (the profile) still changes; the admin still signs in with their own password.
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: linked.body.data.id, is_active: false })).status).toBe(200);
+    expect((await (await sessionClient(sites.server, 'globex', admin)).get('/api/auth/me')).status).toBe(200);
+    const operator = await createOperator(sites.server);
+    const refusedOperator = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: operator.email });
+    expect([refusedOperator.status, refusedOperator.body.code]).toEqual([409, 'EMAIL_TAKEN']);
   });
 
   it("another site's customer is 404 to read, update and search", async () => {
