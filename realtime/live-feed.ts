@@ -16,6 +16,22 @@ export function driversOf(event: RelayedEvent): string[] {
   return [...ids];
 }
 
+/**
+ * An event's data as a driver may see it: without the staff's `internal_notes`, on the entity and on its stops (what
+ * the REST answers leave out for drivers too). The outbox carries the staff's view, which the dispatch room gets.
+ */
+export function asDriverSees(data: Record<string, unknown>): Record<string, unknown> {
+  const { internal_notes: _notes, ...visible } = data;
+  if (Array.isArray(visible.stops)) {
+    visible.stops = visible.stops.map((stop: unknown) => {
+      if (!stop || typeof stop !== 'object') return stop;
+      const { internal_notes: _stopNotes, ...rest } = stop as Record<string, unknown>;
+      return rest;
+    });
+  }
+  return visible;
+}
+
 /** The users a private event is for (its data's `participant_user_ids`), or null for a site-wide event. */
 function participantsOf(event: RelayedEvent): string[] | null {
   const ids = ((event.payload.data ?? {}) as Record<string, unknown>).participant_user_ids;
@@ -47,7 +63,7 @@ export function publishRelayed(io: Server, events: RelayedEvent[]): void {
     }
     io.of('/dispatch').to(dispatchRoom(event.siteId)).emit('feed', message);
     const drivers = driversOf(event);
-    if (drivers.length > 0) io.of('/driver').to(drivers.map((id) => driverRoom(event.siteId, id))).emit('feed', message);
+    if (drivers.length > 0) io.of('/driver').to(drivers.map((id) => driverRoom(event.siteId, id))).emit('feed', { ...message, data: asDriverSees(message.data) });
   }
 }
 

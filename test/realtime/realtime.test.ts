@@ -210,7 +210,11 @@ describe('live feed and presence', () => {
     const dispatchFeed = collect<Feed>(acmeDispatch, 'feed');
     const driverFeed = collect<Feed>(driver, 'feed');
     const globexFeeds = [...collect<Feed>(globexDispatch, 'feed'), ...collect<Feed>(otherDriver, 'feed')];
-    const mine = await createJob(acme.as.dispatcher, { driver_user_id: driverId(acme) });
+    const mine = await createJob(acme.as.dispatcher, {
+      driver_user_id: driverId(acme),
+      internal_notes: 'staff only: gate code',
+      stops: [{ type: 'pickup', street_address: '1 Rue A', city: 'Paris', point: { lat: 48.85, lng: 2.35 }, internal_notes: 'staff only: back door' }, { type: 'dropoff', street_address: '2 Rue B', city: 'Paris', point: { lat: 48.86, lng: 2.34 } }],
+    });
     const unassigned = await createJob(acme.as.dispatcher);
     const moved = await acme.as.dispatcher.post('/api/job/state', { job_id: mine.id, workflow_state_id: jobStates.dispatched });
     expect(moved.status).toBe(200);
@@ -218,6 +222,9 @@ describe('live feed and presence', () => {
     expect(dispatchFeed.find((e) => e.entity_id === mine.id)).toMatchObject({ event: 'job:create', data: { driver_user_id: driverId(acme) } });
     expect(driverFeed.filter((e) => e.entity_id === mine.id).map((e) => e.event)).toEqual(['job:create', 'job:state_change']);
     expect(driverFeed.map((e) => e.entity_id)).not.toContain(unassigned.id);
+    // The staff's notes reach the dispatch room, never the driver (as the REST answers leave them out for drivers).
+    expect(JSON.stringify(dispatchFeed.filter((e) => e.entity_id === mine.id))).toContain('staff only');
+    expect(JSON.stringify(driverFeed)).not.toContain('staff only');
     const versions = dispatchFeed.filter((e) => e.entity_id === mine.id).map((e) => e.entity_version ?? 0);
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
     await pause(300);
