@@ -166,13 +166,22 @@ export function toDispatchData(row: DispatchRow) {
 
 export type DispatchData = ReturnType<typeof toDispatchData>;
 
+/**
+ * A record with its decision cut to the strategy and the winner: what a driver may see (never how colleagues were
+ * ranked or why they were left out), and what the audit and the event keep (the whole decision stays on the record).
+ */
+export function toBriefDispatchData(row: DispatchRow): BriefDispatchData {
+  return { ...toDispatchData(row), decision: row.decision ? { strategy: row.decision.strategy, winner: row.decision.winner } : null };
+}
+
+export type BriefDispatchData = Omit<DispatchData, 'decision'> & { decision: Pick<DispatchDecision, 'strategy' | 'winner'> | null };
+
 function record(scope: CommandScope, action: string, before: DispatchRow | null, after: DispatchRow): void {
   const { siteId, actor } = scope;
-  // The decision can be long: the audit keeps the record's own fields, the decision stays on the dispatch.
-  const brief = (row: DispatchRow) => ({ ...toDispatchData(row), decision: row.decision ? { strategy: row.decision.strategy, winner: row.decision.winner } : null });
-  // One view of the record for the audit and the event (the audit keeps copies of its own: `auditRecordValues`).
-  const data = brief(after);
-  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? brief(before) : null, after: data, changesFromData: true }));
+  // The decision can be long: the audit keeps the record's own fields, the decision stays on the dispatch. One view
+  // of the record for the audit and the event (the audit keeps copies of its own: `auditRecordValues`).
+  const data = toBriefDispatchData(after);
+  scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Dispatch', entityId: after.id, before: before ? toBriefDispatchData(before) : null, after: data, changesFromData: true }));
   scope.pending.events.push({
     siteId,
     event: before ? 'dispatch:updated' : 'dispatch:created',

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
-import { toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
+import { toBriefDispatchData, toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
 import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
 import { DomainError } from '../../engine/domain-error.ts';
 import { defineOperation } from '../operation.ts';
 import { listBody, ListResponse, pagingQuery, readPaging } from '../pagination.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
-import { AssignResult, DispatchIdBody, DispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
+import { AssignResult, DispatchIdBody, DriverDispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
 
 /** The pool's order: by posting time (ties by the offer's id). */
@@ -89,11 +89,12 @@ export const dispatchDriverOperations = [
     access: 'driver.self',
     host: 'site',
     body: DispatchIdBody,
-    response: DataResponse(DispatchResponse),
+    response: DataResponse(DriverDispatchResponse),
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const id = ctx.body.dispatch_id;
-      return { data: toDispatchData(await ctx.services.engine.command(command, `dispatch:${id}`, (scope) => acceptDispatch(scope, id))) };
+      // The driver's answer: the decision without the colleagues it ranked.
+      return { data: toBriefDispatchData(await ctx.services.engine.command(command, `dispatch:${id}`, (scope) => acceptDispatch(scope, id))) };
     },
   }),
 ];

@@ -81,6 +81,20 @@ export const DispatchResponse = Type.Object(
   { additionalProperties: false },
 );
 
+/** A dispatch record as its driver sees it (the answer of POST /dispatch/accept): the decision cut to its strategy and winner. */
+export const DriverDispatchResponse = Type.Object(
+  {
+    ...DispatchResponse.properties,
+    decision: Nullable(
+      Type.Object(
+        { strategy: Type.String(), winner: DecisionSchema.properties.winner },
+        { additionalProperties: false, description: 'the strategy and the winner only: a driver never sees how colleagues were ranked' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** A route's own fields: GET /route's answer without its stops and plan. */
 export const RouteSummary = Type.Omit(RouteResponse, ['job_ids', 'stops', 'planned_distance_meters', 'planned_duration_seconds']);
 

@@ -81,6 +81,24 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     expect(done.body.data.dispatch.route_id).toBe(route.body.data.id);
   });
 
+  it("answers a driver's acceptance without how colleagues were ranked; staff still see the whole decision", async () => {
+    const team = await createTeam(acme, 'Ranked team');
+    const drivers = [
+      await createDriver(server, acme, { name: 'Ranked Ria', at: near(1), vehicleId: vehicle, teamIds: [team] }),
+      await createDriver(server, acme, { name: 'Ranked Rob', at: near(3), vehicleId: vehicle, teamIds: [team] }),
+    ];
+    const job = await jobAt(acme.as.dispatcher, PARIS);
+    const sent = await acme.as.dispatcher.post<One<Outcome>>('/api/dispatch/team/job', { job_id: job.id, team_id: team, require_confirmation: true });
+    expect(sent.status).toBe(200);
+    const { id, assigned_to_driver_id: winnerId } = sent.body.data.dispatch;
+    const winner = drivers.find((d) => d.id === winnerId)!;
+    const accepted = await winner.client.post<One<{ decision: Record<string, unknown> }>>('/api/dispatch/accept', { dispatch_id: id });
+    expect(accepted.status).toBe(200);
+    expect(Object.keys(accepted.body.data.decision).sort()).toEqual(['strategy', 'winner']);
+    const staff = await acme.as.dispatcher.get<One<Dispatch>>(`/api/dispatch?id=${id}`);
+    expect(staff.body.data.decision!.candidates.length).toBe(2);
+  });
+
   it('with require_confirmation stays pending until that driver accepts; acceptance is recorded on the dispatch', async () => {
     const driver = await createDriver(server, acme, { name: 'Confirm Cy', at: near(1), vehicleId: vehicle });
     const other = await createDriver(server, acme, { name: 'Other Olu', at: near(1), vehicleId: vehicle });
