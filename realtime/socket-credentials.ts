@@ -5,6 +5,7 @@ import { authenticate, type Credential } from '../http/auth/authenticate.ts';
 import type { Principal } from '../http/auth/principal.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { isAllowed, type Access } from '../http/permissions.ts';
+import type { SocketData } from './events.ts';
 
 /** What the handshake accepted, kept in this process only (never in `socket.data`, which the adapter shares). */
 type Admission = { credential: Credential; access: Access; siteId: string; userId: string; expiresAt: number | null; clears: number };
@@ -30,7 +31,7 @@ export type SocketCredentials = {
 /**
  * A socket's credential stays valid for as long as the socket is open, as REST checks it on every request. An
  * access token that expires, an API key or session revoked, a user deactivated or given a role the namespace
- * refuses: the socket receives an `error` event `{error, code}` and is disconnected, and an event it sent meanwhile
+ * refuses, its site deactivated: the socket receives an `error` event `{error, code}` and is disconnected, and an event it sent meanwhile
  * is answered with that error. An access token's expiry is checked on every event its socket sends and every 10 s
  * for the silent ones (an API key has none);
  * anything else that can withdraw a credential clears the credential cache (in every process, through Redis), and
@@ -53,6 +54,8 @@ export function createSocketCredentials(services: Services): SocketCredentials {
     const admission = admissions.get(socket);
     if (!admission || !socket.connected) return;
     try {
+      // The site first, as REST resolves it per request: a deactivated site's sockets end (403 SITE_INACTIVE).
+      await services.sites.resolve((socket.data as SocketData).subdomain);
       const deps = { orm: services.db.orm, credentials: services.credentials };
       const principal = await authenticate(deps, admission.credential, admission.siteId, services.clock.now().getTime());
       if (principal.userId !== admission.userId) throw ApiError.unauthorized('INVALID_CREDENTIALS', 'The credential no longer names this user');

@@ -1,6 +1,6 @@
 import type { Socket } from 'socket.io-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { createOperator, createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { ask, collect, connectSocket } from './socket-client.ts';
@@ -55,6 +55,22 @@ describe('a socket whose credential is withdrawn', () => {
     await waitFor('the revoked socket to be disconnected', () => !revoked.connected);
     expect(errors.map((error) => error.code)).toEqual(['INVALID_CREDENTIALS']);
     expect(kept.connected).toBe(true);
+  });
+
+  it('is disconnected with SITE_INACTIVE when its site is deactivated, and the site serves sockets again once reactivated', async () => {
+    const operatorUser = await createOperator(server);
+    const session = await signIn(server.client(null), operatorUser.email, operatorUser.password);
+    const operator = server.client(null).as({ accessToken: session.access_token });
+    const socket = await connect('/dispatch', acme.keys.dispatcher);
+    const errors = collect<Refused>(socket, 'error');
+    expect((await operator.put('/api/site', { id: acme.site.id, is_active: false })).status).toBe(200);
+    try {
+      await waitFor('the deactivated site\'s socket to be disconnected', () => !socket.connected);
+      expect(errors.map((error) => error.code)).toEqual(['SITE_INACTIVE']);
+    } finally {
+      expect((await operator.put('/api/site', { id: acme.site.id, is_active: true })).status).toBe(200);
+    }
+    expect((await connect('/dispatch', acme.keys.dispatcher)).connected).toBe(true);
   });
 
   it('is disconnected when its user signs out of the session the socket was opened with', async () => {
