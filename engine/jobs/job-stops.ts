@@ -9,6 +9,8 @@ import { newId } from '../../persistence/ids.ts';
 import { addressAuditSnapshot, addressRow } from '../admin/address.service.ts';
 import { DomainError } from '../domain-error.ts';
 import type { StopInput } from './job-input.ts';
+import { addressHiddenFrom } from '../admin/address-visibility.ts';
+import type { JobActor } from './job-input.ts';
 
 /**
  * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
@@ -16,14 +18,15 @@ import type { StopInput } from './job-input.ts';
  * @returns the addresses the stops name by `address_id`, by id
  * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address
  */
-export async function validateStops(em: EntityManager, stops: StopInput[]): Promise<Map<string, Address>> {
+export async function validateStops(em: EntityManager, stops: StopInput[], actor: JobActor): Promise<Map<string, Address>> {
   const orders = new Set<number>();
   const addresses = new Map<string, Address>();
   for (const [index, stop] of stops.entries()) {
     const field = (name: string) => `stops.${index}.${name}`;
     if (stop.address_id) {
       const address = await em.findOne(AddressSchema, { id: stop.address_id });
-      if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
+      // A customer naming another person's address would see it in their job's answer: absent to them.
+      if (!address || (await addressHiddenFrom(em, actor, address.id))) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
       addresses.set(address.id, address);
     } else if (!stop.point) {
       throw DomainError.invalid('STOP_LOCATION_REQUIRED', `Stop ${index} needs an address_id or an inline address with a point`, field('point'));

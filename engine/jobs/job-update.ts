@@ -3,6 +3,7 @@ import { AddressSchema } from '../../persistence/entities/address.entity.ts';
 import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { lockAddress } from '../admin/address-change-rules.ts';
+import { addressHiddenFrom } from '../admin/address-visibility.ts';
 import { createAddress } from '../admin/address.service.ts';
 import { applyPatch } from '../admin/patch.ts';
 import { assertOptions } from '../catalog/option.service.ts';
@@ -80,7 +81,7 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   if (patch.address_id && patch.address_id !== stop.addressId) {
     await lockAddress(em, patch.address_id);
     const [address] = await em.execute<{ lat: number; lng: number }[]>('select lat, lng from address where id = ?', [patch.address_id]);
-    if (!address) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
+    if (!address || (await addressHiddenFrom(em, actor, patch.address_id))) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
     const place = { stopIndex: stop.sortOrder, lat: Number(address.lat), lng: Number(address.lng) };
     const overridden = await enforceBannedZonesAt(em, scope.siteId, actor.role, place, override, field('address_id'));
     if (overridden.length > 0) {

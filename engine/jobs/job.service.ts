@@ -31,7 +31,7 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   if (!isStaff(actor.role) && input.driver_user_id !== undefined) {
     throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
   }
-  const knownAddresses = await validateStops(em, input.stops);
+  const knownAddresses = await validateStops(em, input.stops, actor);
   const context = await readJobCreateContext(em, siteId, customerEmailToLookUp(actor, input));
   const customFields = resolveCustomFields(context.jobFields, null, input.custom_fields);
   const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(context.stopFields, null, stop.custom_fields, `stops.${index}.custom_fields`));

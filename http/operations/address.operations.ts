@@ -6,6 +6,8 @@ import { pagingQuery, readPaging, searchBody, SearchResponse } from '../paginati
 import { AddressRequest, AddressResponse, toAddressResponse, UpdateAddressBody } from '../schemas/address.schema.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { locateRequestAddresses } from '../site-mapping.ts';
+import { addressHiddenFrom } from '../../engine/admin/address-visibility.ts';
+import { DomainError } from '../../engine/domain-error.ts';
 
 const SORTABLE = { formatted_name: 'formattedName', city: 'city', created_at: 'createdAt', id: 'id' };
 
@@ -46,8 +48,14 @@ export const addressOperations = [
     host: 'any',
     query: IdQuery,
     response: DataResponse(AddressResponse),
-    handler: async ({ query, transaction }) => ({
-      data: toAddressResponse(await transaction((em) => getAddress(em, query.id))),
+    handler: async ({ query, principal, actor, transaction }) => ({
+      data: toAddressResponse(
+        await transaction(async (em) => {
+          // Another person's place is absent to a customer or driver, as if it did not exist.
+          if (principal && (await addressHiddenFrom(em, { userId: actor.userId, role: principal.role }, query.id))) throw DomainError.notFound('Address', query.id);
+          return getAddress(em, query.id);
+        }),
+      ),
     }),
   }),
   defineOperation({

@@ -120,6 +120,20 @@ describe('address changes under jobs', () => {
     expect((await sites.acme.as.customer.put('/api/address', { id: own.body.data.id, street_address: '5 Rue Neuve' })).status).toBe(200);
   });
 
+  it("keeps another person's address from customers and drivers: absent to read, absent to name on a job", async () => {
+    const theirs = await outsideJob(false);
+    const mine = await outsideJob(true);
+    const address = theirs.stops[0]!.address_id;
+    expect((await sites.acme.as.customer.get(`/api/address?id=${address}`)).status).toBe(404);
+    expect((await sites.acme.as.driver.get(`/api/address?id=${address}`)).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.get(`/api/address?id=${address}`)).status).toBe(200);
+    expect((await sites.acme.as.customer.get(`/api/address?id=${mine.stops[0]!.address_id}`)).status).toBe(200);
+    const named = await sites.acme.as.customer.post<Failure>('/api/job', { stops: [{ type: 'pickup', address_id: address }, (jobRequest().stops as unknown[])[1]] });
+    expect([named.status, named.body.fields?.[0]?.field]).toEqual([404, 'stops.0.address_id']);
+    const moved = await sites.acme.as.customer.send<Failure>('PATCH', `/api/job/${mine.id}`, { stops: [{ id: mine.stops[0]!.id, address_id: address }] });
+    expect([moved.status, moved.body.fields?.[0]?.field]).toEqual([404, 'stops.0.address_id']);
+  });
+
   it('moves an open stop\'s address into a banned zone only for staff with the override, audited on the job', async () => {
     const mine = await outsideJob(true);
     const refused = await sites.acme.as.customer.put<Failure>('/api/address', { id: mine.stops[0]!.address_id, point: INSIDE_POINT, override_zone_restriction: true });
