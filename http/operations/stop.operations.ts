@@ -5,6 +5,7 @@ import { defineOperation } from '../operation.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { JobResponse, StopPutBody, StopResponse, StopStateBody } from '../schemas/job.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
+import { moveDriverStop } from '../../engine/jobs/driver-stop-move.ts';
 
 export const stopOperations = [
   defineOperation({
@@ -53,6 +54,12 @@ export const stopOperations = [
     handler: async (ctx) => {
       const command = commandContext(ctx);
       const { stop_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
+      // A driver's move is checked against the job's driver inside its own command, as POST /driver/stop/state
+      // checks it: a job given to someone else between a check and the move cannot be moved by its old driver.
+      if (command.actor.role === 'driver') {
+        const data = await ctx.services.engine.command(command, `stop:${id}`, (scope) => moveDriverStop(scope, id, toStateId, notes === undefined ? {} : { cancellationNotes: notes }));
+        return { data };
+      }
       const reading = siteReads(ctx);
       const { job_id: jobId } = await readVisibleStop(...reading, id);
       await ctx.services.engine.transition(command, 'stop', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });

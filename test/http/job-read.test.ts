@@ -85,6 +85,10 @@ it('GET /stop shows a stop as its job shows it, to whoever may see the job; PUT 
   expect(moved.status).toBe(200);
   expect(moved.body.data).toEqual((await dispatcher.get<One>(`/api/job/${job.id}`)).body.data);
   expect((await other.client.post('/api/stop/state', { stop_id: stopId, workflow_state_id: states.arrived })).status).toBe(404);
+  // The assigned driver moves it here too (checked inside the move's command), and sees the job as a driver.
+  const byDriver = await assignee.client.post<One>('/api/stop/state', { stop_id: stopId, workflow_state_id: states.arrived });
+  expect(byDriver.status).toBe(200);
+  expect(byDriver.body.data).toEqual((await assignee.client.get<One>(`/api/job/${job.id}`)).body.data);
 
   const sent = await recording(async () => {
     expect((await stopOf(dispatcher)).status).toBe(200);
