@@ -163,14 +163,14 @@ async function applyKnownOrRefusal(
     const deferrable = kind === 'stop' || !stopCascadeOf(write.from, write.to);
     const after = { ...row, ...write.changes };
     if (deferrable && deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) {
-      const done = applied(scope, kind, after, planned);
+      const done = applied(scope, kind, after, planned, row.driver_user_id);
       if (kind === 'job') noteBuiltJob(scope, after);
       return done;
     }
   }
   const written = await update(scope, kind, entity.id, entity.version, planned, notes);
   if (!written) throw OptimisticLockError.lockFailed(ENTITY_TYPE_NAMES[kind]);
-  return applied(scope, kind, written, planned);
+  return applied(scope, kind, written, planned, row.driver_user_id);
 }
 
 /**
@@ -252,7 +252,10 @@ async function update(
   // snapshot, as a read right after would see them, since nothing else in this transaction writes them in between.
   // And, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
   // (the statement's snapshot of `job` is from before its own update).
-  const routeBefore = jobReturned ? `, (select j.route_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${ROUTE_BEFORE}` : '';
+  const routeBefore = jobReturned
+    ? `, (select j.route_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${ROUTE_BEFORE},
+       (select j.driver_user_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${DRIVER_BEFORE}`
+    : '';
   const phases = cascade.phases.map((phase) => `'${phase}'`).join(', ');
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
     `with moved as (${sql})
@@ -266,6 +269,7 @@ async function update(
 
 const STOPS = 'stops_read_with_move';
 const ROUTE_BEFORE = 'route_before_move';
+const DRIVER_BEFORE = 'driver_before_move';
 const stopsRead = new WeakMap<Applied, EntityRow[]>();
 const routesBefore = new WeakMap<Applied, string | null>();
 
@@ -281,14 +285,18 @@ export const routeBeforeMove = (move: Applied): string | null | undefined => (ro
  */
 export const stopsReadWithMove = (move: Applied): EntityRow[] | undefined => stopsRead.get(move);
 
-/** Records a written move (audit, event, actor) and keeps the stops its statement read for the cascade. */
-function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned: Planned): Applied {
+/**
+ * Records a written move (audit, event, actor) and keeps the stops its statement read for the cascade.
+ * `driverBefore`: a job's driver before the move, when the caller read the row (else its statement's, for a return).
+ */
+function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned: Planned, driverBefore?: unknown): Applied {
   const { workflow, snapshot, next, event, now } = planned;
   const entity = fromRow(kind, row);
   const from = currentState(workflow, snapshot);
   const to = currentState(workflow, next);
+  const previousDriverUserId = ((driverBefore ?? row[DRIVER_BEFORE]) as string | null | undefined) ?? null;
   // fromRow(kind, ...) is the record of that kind; the union cannot say so.
-  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now } as WrittenMove);
+  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId } as WrittenMove);
   noteWritten(scope, kind, entity);
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;

@@ -20,6 +20,8 @@ export type WrittenMove = ({ kind: 'job'; entity: JobRecord } | { kind: 'stop'; 
   /** The machine event that made the move (`job.dispatch`, `state.move`...). */
   eventType: string;
   timestamp: Date;
+  /** A job's driver before the move, when known: the event names them if the move took the job from them. */
+  previousDriverUserId?: string | null;
 };
 
 /**
@@ -46,6 +48,8 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
     move.kind === 'job' ? toJobData(move.entity, workflow) : move.kind === 'stop' ? toStopData(move.entity, workflow, null) : toRouteData(move.entity, workflow);
   data.previous_workflow_state_id = from.id;
   data.previous_phase = from.phase;
+  // The driver a job was taken from hears of it too (the live feed routes on this field).
+  if (move.kind === 'job' && move.previousDriverUserId && move.previousDriverUserId !== move.entity.driverUserId) data.previous_driver_user_id = move.previousDriverUserId;
   scope.pending.events.push({ siteId, event: `${kind}:state_change`, entityType: kind, entityId: entity.id, entityVersion: entity.version, data, timestamp: move.timestamp });
   scope.touched.set(entity.id, { snapshot: move.next, version: entity.version, workflowId: workflow.id });
 }

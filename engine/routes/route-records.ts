@@ -126,7 +126,9 @@ export async function writeRouteChange(
   const before = { ...toRouteData(route, workflow), ...extra.before };
   const after = { ...toRouteData(updated, workflow), ...extra.after };
   scope.pending.audits.push(auditRecordValues(actor, { siteId, action, entityType: 'Route', entityId: route.id, before, after, changesFromData: true }));
-  scope.pending.events.push({ siteId, event: 'route:update', entityType: 'route', entityId: route.id, entityVersion: updated.version, data: after, timestamp: scope.clock.now() });
+  // A route given to another driver names the one it was taken from, so that their feed hears of it.
+  const taken = route.driverUserId && route.driverUserId !== updated.driverUserId ? { previous_driver_user_id: route.driverUserId } : {};
+  scope.pending.events.push({ siteId, event: 'route:update', entityType: 'route', entityId: route.id, entityVersion: updated.version, data: { ...after, ...taken }, timestamp: scope.clock.now() });
   return updated;
 }
 

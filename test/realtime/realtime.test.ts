@@ -231,6 +231,18 @@ describe('live feed and presence', () => {
     expect(globexFeeds).toEqual([]);
   });
 
+  it('tells a driver when a job is taken from them (returned to unassigned): the event names them as previous_driver_user_id', async () => {
+    const driver = await connect('acme', '/driver', acme.keys.driver);
+    const driverFeed = collect<Feed>(driver, 'feed');
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: driverId(acme) });
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.created })).status).toBe(200);
+    await waitFor('the return in the driver\'s feed', () => driverFeed.some((e) => e.entity_id === job.id && e.data.previous_phase === 'assigned'));
+    const returned = driverFeed.find((e) => e.entity_id === job.id && e.data.previous_phase === 'assigned')!;
+    expect(returned.data).toMatchObject({ driver_user_id: null, previous_driver_user_id: driverId(acme), phase: 'unassigned' });
+    for (const socket of open.splice(0)) socket.close();
+  });
+
   it('takes a disconnected driver offline after the grace period, but not one who reconnected in time', async () => {
     await pause(700); // the previous test's sockets closed: let their grace run out first
     expect((await acme.as.driver.put('/api/driver/status', { availability: 'available' })).status).toBe(200);
