@@ -18,15 +18,20 @@ export const AddressRequest = Type.Object(
   { additionalProperties: false },
 );
 
+/** An address's text fields as an update takes them (a value sets, null clears): PUT /address and a stop update. */
+export const addressTextUpdate = {
+  street_address: Clearable(Line),
+  street_address2: Clearable(Line),
+  city: Clearable(Line),
+  state: Clearable(Line),
+  postal_code: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
+  country: Clearable(Line),
+};
+
 export const UpdateAddressBody = Type.Object(
   {
     id: Id,
-    street_address: Clearable(Line),
-    street_address2: Clearable(Line),
-    city: Clearable(Line),
-    state: Clearable(Line),
-    postal_code: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
-    country: Clearable(Line),
+    ...addressTextUpdate,
     point: Type.Optional(Point),
     override_zone_restriction: Type.Optional(Type.Boolean({ description: 'staff only: the point may move into a banned zone under an open stop; customers are always refused' })),
   },

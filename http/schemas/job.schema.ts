@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { MAX_BULK_IDS, MAX_STOPS_PER_JOB } from '../../engine/jobs/job-input.ts';
+import { addressTextUpdate } from './address.schema.ts';
 import { BulkFailure, Clearable, Id, Nullable, Point, Timestamp } from './common.schema.ts';
 import { CustomFieldValuesBody, CustomFieldValuesResponse } from './customfield.schema.ts';
 import { contact } from './organization.schema.ts';
@@ -61,12 +62,7 @@ const StopUpdate = Type.Object(
     id: Id,
     type: Type.Optional(StopType),
     address_id: Type.Optional(Id),
-    street_address: Clearable(Line),
-    street_address2: Clearable(Line),
-    city: Clearable(Line),
-    state: Clearable(Line),
-    postal_code: Clearable(Type.String({ minLength: 1, maxLength: 20 })),
-    country: Clearable(Line),
+    ...addressTextUpdate,
     complete_after: Clearable(Timestamp),
     complete_before: Clearable(Timestamp),
     contact_name: Clearable(Text(200)),
