@@ -7,10 +7,9 @@ import { AddressSchema, type Address } from '../../persistence/entities/address.
 import type { Stop } from '../../persistence/entities/stop.entity.ts';
 import { newId } from '../../persistence/ids.ts';
 import { addressAuditSnapshot, addressRow } from '../admin/address.service.ts';
-import { DomainError } from '../domain-error.ts';
-import type { StopInput } from './job-input.ts';
 import { addressHiddenFrom } from '../admin/address-visibility.ts';
-import type { JobActor } from './job-input.ts';
+import { DomainError } from '../domain-error.ts';
+import type { JobActor, StopInput } from './job-input.ts';
 
 /**
  * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
