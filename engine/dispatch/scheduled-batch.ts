@@ -7,6 +7,7 @@ import { insertDispatch, updateDispatch, type DispatchPlan, type DispatchRow } f
 import type { DispatchMethod } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 import type { FailedJob } from './route-dispatch.ts';
+import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
 
 /** The durable queue of dispatches that fall due later (`start_at` / `dispatch_at` in the future). */
 export const DISPATCH_QUEUE = 'dispatch';
@@ -90,7 +91,7 @@ export function pendingDispatch(scope: CommandScope, input: { jobId: string | nu
 /** Same rules as a single delayed dispatch: the id dedupes (`dispatch.<record id>`), the table queue commits with the records. */
 async function enqueue(deps: DispatchDeps, scope: CommandScope, name: string, dispatchId: string, data: JsonValue, at: Date): Promise<void> {
   const delayMs = Math.max(0, at.getTime() - scope.clock.now().getTime());
-  await deps.queue.add(DISPATCH_QUEUE, name, data, { jobId: `dispatch.${dispatchId}`, delayMs, attempts: 5, backoffMs: 2000, transaction: scope.em });
+  await deps.queue.add(DISPATCH_QUEUE, name, data, { jobId: `dispatch.${dispatchId}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
 }
 
 /**

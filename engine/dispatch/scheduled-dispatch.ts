@@ -9,6 +9,7 @@ import type { DispatchMethod } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 import { BULK_DUE, closeFailedDispatch, DISPATCH_QUEUE, pendingDispatch, ROUTE_DUE, type BulkDue, type RouteDue } from './scheduled-batch.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
+import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
 
 export { DISPATCH_QUEUE };
 
@@ -33,7 +34,7 @@ export async function scheduleDispatch(
   const row = await pendingDispatch(scope, { jobId: job.id, routeId: input.plan.route_id, method: input.method, teamId: input.teamId, dispatchAt: input.dispatchAt, plan: input.plan });
   const delayMs = Math.max(0, input.dispatchAt.getTime() - scope.clock.now().getTime());
   const data: DueJob = { site_id: scope.siteId, dispatch_id: row.id, job_id: job.id };
-  await deps.queue.add(DISPATCH_QUEUE, 'dispatch.due', data, { jobId: `dispatch.${row.id}`, delayMs, attempts: 5, backoffMs: 2000, transaction: scope.em });
+  await deps.queue.add(DISPATCH_QUEUE, 'dispatch.due', data, { jobId: `dispatch.${row.id}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
   return row;
 }
 

@@ -2,14 +2,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createBatchRelay, type BatchRelay } from '../queue/batch-relay.ts';
-import type { DurableQueue } from '../queue/durable-queue.ts';
+import { OUTLIVE_OUTAGES, type DurableQueue } from '../queue/durable-queue.ts';
 
 /** The durable queue real-provider notifications are delivered from. */
 export const NOTIFICATIONS_QUEUE = 'notifications';
 
-/** Runs of a delivery job: with the 2 s exponential backoff, about 4 minutes of retries. */
-export const NOTIFICATION_ATTEMPTS = 8;
-export const NOTIFICATION_BACKOFF_MS = 2000;
+/** Runs of a delivery job before its message is marked failed: enough to outlive an outage (`OUTLIVE_OUTAGES`, about 68 minutes). */
+export const NOTIFICATION_ATTEMPTS = OUTLIVE_OUTAGES.attempts;
 
 const BATCH_SIZE = 100;
 
@@ -36,7 +35,7 @@ export function createNotificationRelay(options: { orm: MikroORM; queue: Durable
         rows.map((row) => ({
           name: 'send',
           data: { notification_id: row.id, site_id: row.site_id },
-          options: { jobId: row.id, attempts: NOTIFICATION_ATTEMPTS, backoffMs: NOTIFICATION_BACKOFF_MS },
+          options: { jobId: row.id, ...OUTLIVE_OUTAGES },
         })),
         tx,
       );

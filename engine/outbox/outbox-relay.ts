@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createBatchRelay } from '../queue/batch-relay.ts';
-import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
+import { OUTLIVE_OUTAGES, type DurableQueue, type JsonValue } from '../queue/durable-queue.ts';
 import { inBatchTransaction } from '../runtime/batch-transaction.ts';
 import { platformOf } from '../runtime/direct-execute.ts';
 import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
@@ -15,8 +15,6 @@ import { createPendingVacuum } from './pending-vacuum.ts';
  */
 export const EVENTS_QUEUE = 'events';
 
-/** Runs of an `events` job before it is failed: with the 2 s exponential backoff, about 68 minutes of retries. */
-const EVENT_JOB_ATTEMPTS = 12;
 
 export type OutboxRelayOptions = {
   orm: MikroORM;
@@ -203,6 +201,6 @@ function toQueuedEvent(row: OutboxRow) {
       entity_version: row.entity_version,
     } satisfies JsonValue,
     // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
-    options: { jobId: row.id, attempts: EVENT_JOB_ATTEMPTS, backoffMs: 2000 },
+    options: { jobId: row.id, ...OUTLIVE_OUTAGES },
   };
 }

@@ -35,6 +35,13 @@ export type QueuedJob = {
   attempt: number;
 };
 
+/**
+ * The retries of a job whose work needs the database, Redis or a remote service that may be down for a while: 12 runs
+ * with exponential backoff from 2 s, about 68 minutes in all, so that a passing outage costs time, never the work
+ * (a job that runs out of attempts is failed and its work left undone).
+ */
+export const OUTLIVE_OUTAGES = { attempts: 12, backoffMs: 2000 } as const;
+
 /** Runs one job. Throwing (or rejecting) fails this run: the job is retried with backoff while attempts remain. */
 export type JobHandler = (job: QueuedJob) => Promise<void>;
 
