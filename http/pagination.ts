@@ -4,6 +4,8 @@ import { ApiError } from './errors.ts';
 /** per_page / page_size above this are clamped to it. */
 export const MAX_PAGE_SIZE = 100;
 const DEFAULT_PAGE_SIZE = 20;
+/** The highest page a list or search takes. */
+const MAX_PAGE = 1_000_000;
 
 /**
  * Paging and sorting query parameters, both forms of each: `page` with `per_page` or `page_size`; `sort=-field`
@@ -12,7 +14,8 @@ const DEFAULT_PAGE_SIZE = 20;
 export function pagingQuery(sortable: Record<string, string>) {
   const fields = Object.keys(sortable);
   return {
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+    // At most a million pages: a larger one would put the offset past PostgreSQL's bigint (a 500, not a 400).
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     per_page: Type.Optional(Type.Integer({ minimum: 1, description: `default ${DEFAULT_PAGE_SIZE}, clamped to ${MAX_PAGE_SIZE}` })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'alias of per_page' })),
     sort: Type.Optional(Type.String({ description: `one of ${fields.join(', ')}; prefix - for descending` })),

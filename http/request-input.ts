@@ -14,6 +14,7 @@ export function readQuery(url: URL, schema: TSchema): Record<string, unknown> {
   const query: Record<string, unknown> = {};
   for (const key of new Set(url.searchParams.keys())) {
     const values = url.searchParams.getAll(key);
+    if (values.some((value) => value.includes('\u0000'))) throw nulCharacter(key);
     query[key] = properties[key]?.type === 'array' ? values.flatMap((v) => v.split(',')).filter(Boolean) : values.at(-1);
   }
   return query;
@@ -43,7 +44,30 @@ export async function readJsonBody(event: H3Event): Promise<unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw ApiError.badRequest('INVALID_BODY', 'The request body must be a JSON object');
   }
+  // PostgreSQL stores no NUL in text or jsonb: refused here, naming the field, rather than failing at the database.
+  // The text is searched first (a native scan); the value is walked only when the escape appears in it.
+  if (text.includes('\\u0000')) {
+    const path = nulPath(value, '');
+    if (path !== null) throw nulCharacter(path);
+  }
   return value;
+}
+
+/** The path (`stops.1.city`) of the first string holding a NUL in `value`, its keys included; null when none does. */
+function nulPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return childPath;
+    const found = nulPath(child, childPath);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function nulCharacter(field: string): ApiError {
+  return ApiError.badRequest('INVALID_CHARACTER', `${field} contains a NUL character (U+0000), which cannot be stored`, [{ field, message: 'contains U+0000' }]);
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -42,6 +42,20 @@ describe('errors', () => {
     expect(typed.status).toBe(415);
   });
 
+  it('refuses a NUL character (which PostgreSQL cannot store) naming the field, and changes nothing; an escaped backslash is no NUL', async () => {
+    const client = acme.as.admin;
+    const body = await client.send<{ code: string; fields: { field: string }[] }>('POST', '/api/address', undefined, '{"city":"Par\\u0000is","point":{"lat":48.85,"lng":2.35}}');
+    expect([body.status, body.body.code, body.body.fields[0]!.field]).toEqual([400, 'INVALID_CHARACTER', 'city']);
+    const nested = await client.send<{ fields: { field: string }[] }>('POST', '/api/job', undefined, JSON.stringify({ customer_email: 'nul@example.com', stops: [{ type: 'pickup', city: 'a\u0000', point: { lat: 1, lng: 1 } }] }));
+    expect([nested.status, nested.body.fields[0]!.field]).toEqual([400, 'stops.0.city']);
+    expect((await client.get<{ data: unknown[] }>('/api/customer/search?q=nul@example.com')).body.data).toEqual([]);
+    const query = await client.get<{ code: string; fields: { field: string }[] }>('/api/address?id=%00');
+    expect([query.status, query.body.code, query.body.fields[0]!.field]).toEqual([400, 'INVALID_CHARACTER', 'id']);
+    expect((await client.get('/api/job/%00')).status).toBeLessThan(500);
+    const escaped = await client.send<{ data: { city: string } }>('POST', '/api/address', undefined, '{"city":"C:\\\\u0000","point":{"lat":48.85,"lng":2.35}}');
+    expect([escaped.status, escaped.body.data.city]).toEqual([201, 'C:\\u0000']);
+  });
+
   it('answers unknown routes with 404 in the error shape and a request id', async () => {
     const response = await acme.as.admin.get('/api/nothing-here');
     expect(response.status).toBe(404);
@@ -79,6 +93,11 @@ describe('pagination and sorting', () => {
     const split = await acme.as.admin.get<Page>('/api/user/search?q=bulk&sort_by=email&sort_order=desc&page_size=3');
     expect(dashed.body.data.map((u) => u.email)).toEqual(['bulk119@acme.example', 'bulk118@acme.example', 'bulk117@acme.example']);
     expect(split.body.data).toEqual(dashed.body.data);
+  });
+
+  it('refuses a page past the millionth, naming it, rather than failing at the database', async () => {
+    const response = await acme.as.admin.get<{ fields: { field: string }[] }>('/api/job/search?page=500000000000000000');
+    expect([response.status, response.body.fields[0]!.field]).toEqual([400, 'page']);
   });
 
   it('refuses a field that cannot be sorted', async () => {
