@@ -1,5 +1,5 @@
 import { DomainError } from '../domain-error.ts';
-import { readPage } from '../runtime/paged-read.ts';
+import { readPage, type PageRequest } from '../runtime/paged-read.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import type { DispatchMethod, DispatchStatus } from './dispatch-types.ts';
 import type { DispatchRow } from './dispatch-record.ts';
@@ -27,7 +27,7 @@ export async function searchDispatches(
   read: TenantRead,
   siteId: string,
   filter: DispatchFilter,
-  page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
+  page: PageRequest,
 ): Promise<[DispatchRow[], number]> {
   const where = ['d.site_id = ?'];
   const params: unknown[] = [siteId];

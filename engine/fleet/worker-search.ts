@@ -1,7 +1,7 @@
 import type { OperationalStatus } from '../../persistence/entities/worker.entity.ts';
 import { containsPattern } from '../admin/patch.ts';
 import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
-import { readPage } from '../runtime/paged-read.ts';
+import { readPage, type PageRequest } from '../runtime/paged-read.ts';
 import type { ReadRow, TenantRead } from '../runtime/tenant-read.ts';
 import type { WorkerFields } from './worker.service.ts';
 
@@ -15,9 +15,6 @@ export type WorkerFilter = {
   /** A JSON object of custom field values that must all match (see parseCustomFieldFilter). */
   custom_fields?: string;
 };
-
-/** `orderBy`: a worker's properties (`createdAt`, `operationalStatus`, `id` for its user id) as `readPaging` gives them. */
-export type WorkerPage = { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> };
 
 const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', operationalStatus: 'operational_status', id: 'user_id' };
 
@@ -33,7 +30,7 @@ type UserColumn = { id: string; email: string; first_name: string | null; last_n
  * the worker's lists (JSON containment, so `van` does not match `vans`).
  * @throws DomainError 400 INVALID_CUSTOM_FIELD_FILTER
  */
-export async function searchWorkers(read: TenantRead, siteId: string, filter: WorkerFilter, page: WorkerPage): Promise<[WorkerFields[], number]> {
+export async function searchWorkers(read: TenantRead, siteId: string, filter: WorkerFilter, page: PageRequest): Promise<[WorkerFields[], number]> {
   const where: string[] = ['w.site_id = ?'];
   const params: unknown[] = [siteId];
   const add = (sql: string, ...values: unknown[]) => {

@@ -1,7 +1,7 @@
 import { containsPattern } from '../admin/patch.ts';
 import { parseCustomFieldFilter } from '../customfields/custom-field-values.ts';
 import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
-import { readPage } from '../runtime/paged-read.ts';
+import { readPage, type PageRequest } from '../runtime/paged-read.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import { detailOfRow, STOPS_COLUMN, visibleTo } from './job-detail-row.ts';
 import type { JobActor } from './job-input.ts';
@@ -21,9 +21,6 @@ export type JobFilter = {
   /** A JSON object of custom field values that must all match (see parseCustomFieldFilter). */
   custom_fields?: string;
 };
-
-/** `orderBy`: entity properties of a job (`createdAt`, ...) as `readPaging` gives them, each with its direction. */
-export type PageRequest = { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> };
 
 /** The sortable properties and their columns. */
 const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', updatedAt: 'updated_at', completedAt: 'completed_at', id: 'id' };

@@ -15,7 +15,6 @@ import { createPendingVacuum } from './pending-vacuum.ts';
  */
 export const EVENTS_QUEUE = 'events';
 
-
 export type OutboxRelayOptions = {
   orm: MikroORM;
   queue: DurableQueue;

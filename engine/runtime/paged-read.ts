@@ -1,5 +1,8 @@
 import type { ReadRow, TenantRead } from './tenant-read.ts';
 
+/** A page of a search: how many rows from which, in which order (properties or columns with their directions, as the caller maps them). */
+export type PageRequest = { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> };
+
 /** A search of one of a site's tables: the table as `alias`, the conditions on it with their values, its order. */
 export type PagedSearch = {
   table: 'job' | 'route' | 'dispatch' | 'worker';

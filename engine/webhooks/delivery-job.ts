@@ -1,7 +1,6 @@
 import { hash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { DurableQueue, JsonValue, NewJob } from '../queue/durable-queue.ts';
-import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
+import { OUTLIVE_OUTAGES, type DurableQueue, type JsonValue, type NewJob } from '../queue/durable-queue.ts';
 
 /**
  * The durable queue of webhook deliveries: one job per relayed batch and subscription (its first attempts), then one
@@ -11,13 +10,6 @@ export const WEBHOOKS_QUEUE = 'webhooks';
 
 /** The event of `POST /webhook/test`. */
 export const PING_EVENT = 'webhook:ping';
-
-/**
- * Runs of one delivery job that threw (the database or Redis was unreachable, a secret could not be decrypted):
- * enough to outlive an outage (`OUTLIVE_OUTAGES`). HTTP failures never throw: they are recorded and retried as new
- * jobs on the webhook retry policy.
- */
-const RUN_RETRIES = OUTLIVE_OUTAGES;
 
 /** What a delivery job carries. Snake case: it is stored as JSON in Redis or `queue_job`. */
 export type DeliveryJobData = {
@@ -67,7 +59,7 @@ export async function enqueueDelivery(
 
 /** The queue job of one delivery attempt, due now, for {@link DurableQueue.addMany} (a fan-out adds several at once). */
 export function deliveryJob(data: DeliveryJobData): NewJob {
-  return { name: data.event, data, options: { jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt), ...RUN_RETRIES } };
+  return { name: data.event, data, options: { jobId: deliveryJobId(data.event_id, data.subscription_id, data.attempt), ...OUTLIVE_OUTAGES } };
 }
 
 /** One event of a {@link DeliveryBatchJobData}. */
@@ -102,7 +94,7 @@ export function batchJobId(subscriptionId: string, events: readonly BatchEvent[]
 
 /** The queue job of a batch's first attempts, due now. */
 export function deliveryBatchJob(data: DeliveryBatchJobData): NewJob {
-  return { name: BATCH_JOB_NAME, data, options: { jobId: batchJobId(data.subscription_id, data.events), ...RUN_RETRIES } };
+  return { name: BATCH_JOB_NAME, data, options: { jobId: batchJobId(data.subscription_id, data.events), ...OUTLIVE_OUTAGES } };
 }
 
 /** Each event of a batch as the single delivery (first attempt) it stands for. */
