@@ -9,6 +9,7 @@ import { loadJobTarget, type JobTarget } from './job-target.ts';
 import type { FailedJob } from './route-dispatch.ts';
 import { inSavepoint } from './savepoint.ts';
 import { assertNotHeld, closeFailedDispatch, scheduleBulkDistribute, type BulkDue } from './scheduled-batch.ts';
+import { assertScheduleSettled } from './scheduling-commit.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
 
 export type BulkRequest = { job_ids: string[]; team_id: string; optimize_routes?: boolean; time_budget_ms?: number; require_confirmation?: boolean; start_at?: string };
@@ -55,12 +56,14 @@ export async function bulkDistribute(deps: DispatchDeps, ctx: CommandContext, re
  * or closed with the reason when its job cannot go.
  */
 export async function runScheduledBulk(deps: DispatchDeps, ctx: CommandContext, due: BulkDue): Promise<void> {
-  const rows = await deps.engine.command(ctx, `team:${due.team_id}`, (scope) =>
-    scope.em.execute<DispatchRow[]>(
+  const rows = await deps.engine.command(ctx, `team:${due.team_id}`, async (scope) => {
+    const pending = await scope.em.execute<DispatchRow[]>(
       "select * from dispatch where id in (?) and site_id = ? and status = 'pending' and dispatched_at is null and is_active and job_id is not null order by id",
       [due.dispatch_ids, scope.siteId],
-    ),
-  );
+    );
+    if (pending.length === 0) await assertScheduleSettled(scope.em, due.xid);
+    return pending;
+  });
   if (rows.length === 0) return;
   const dispatchIds = new Map(rows.map((r) => [r.job_id!, r.id]));
   const options = { teamId: due.team_id, requireConfirmation: due.require_confirmation, jobIds: [...dispatchIds.keys()], dispatchIds };

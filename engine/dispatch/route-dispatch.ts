@@ -13,6 +13,7 @@ import { assertTeam, futureInstant, routeData } from './dispatch.service.ts';
 import { loadJobTarget } from './job-target.ts';
 import { inSavepoint } from './savepoint.ts';
 import { scheduleRouteDispatch, type RouteDue } from './scheduled-batch.ts';
+import { assertScheduleSettled } from './scheduling-commit.ts';
 
 export type FailedJob = { job_id: string; error: string; code: string };
 export type RouteDispatchResult = {
@@ -88,7 +89,8 @@ export async function runScheduledRoute(deps: DispatchDeps, ctx: CommandContext,
       "select * from dispatch where id = ? and site_id = ? and status = 'pending' and dispatched_at is null and is_active",
       [due.dispatch_id, scope.siteId],
     );
-    if (!row?.plan || !row.route_id) return;
+    if (!row) return assertScheduleSettled(scope.em, due.xid);
+    if (!row.plan || !row.route_id) return;
     const plan = row.plan;
     const common = { route_id: row.route_id, vehicle_id: plan.vehicle_id ?? undefined, require_confirmation: plan.require_confirmation };
     const result =

@@ -8,6 +8,7 @@ import type { DispatchMethod } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 import type { FailedJob } from './route-dispatch.ts';
 import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
+import { schedulingTransaction } from './scheduling-commit.ts';
 
 /** The durable queue of dispatches that fall due later (`start_at` / `dispatch_at` in the future). */
 export const DISPATCH_QUEUE = 'dispatch';
@@ -17,8 +18,9 @@ export const ROUTE_DUE = 'dispatch.route-due';
 /** The queue job that carries out a scheduled bulk distribution. */
 export const BULK_DUE = 'dispatch.bulk-due';
 
-export type RouteDue = { site_id: string; dispatch_id: string; route_id: string };
-export type BulkDue = { site_id: string; team_id: string; dispatch_ids: string[]; optimize_routes: boolean; require_confirmation: boolean };
+/** `xid` in both: the transaction that stored the records, on BullMQ (see scheduling-commit.ts). */
+export type RouteDue = { site_id: string; dispatch_id: string; route_id: string; xid?: string };
+export type BulkDue = { site_id: string; team_id: string; dispatch_ids: string[]; optimize_routes: boolean; require_confirmation: boolean; xid?: string };
 
 /**
  * Stores a route dispatch for later: one pending record for the route (no job: each job gets its own record when
@@ -88,10 +90,14 @@ export function pendingDispatch(scope: CommandScope, input: { jobId: string | nu
   });
 }
 
-/** Same rules as a single delayed dispatch: the id dedupes (`dispatch.<record id>`), the table queue commits with the records. */
-async function enqueue(deps: DispatchDeps, scope: CommandScope, name: string, dispatchId: string, data: JsonValue, at: Date): Promise<void> {
+/**
+ * Same rules as a single delayed dispatch: the id dedupes (`dispatch.<record id>`), the table queue commits with the
+ * records, and on BullMQ the job names the transaction that stored them.
+ */
+async function enqueue(deps: DispatchDeps, scope: CommandScope, name: string, dispatchId: string, data: { [key: string]: JsonValue }, at: Date): Promise<void> {
   const delayMs = Math.max(0, at.getTime() - scope.clock.now().getTime());
-  await deps.queue.add(DISPATCH_QUEUE, name, data, { jobId: `dispatch.${dispatchId}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
+  const xid = await schedulingTransaction(deps.queue, scope);
+  await deps.queue.add(DISPATCH_QUEUE, name, xid ? { ...data, xid } : data, { jobId: `dispatch.${dispatchId}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
 }
 
 /**

@@ -10,16 +10,19 @@ import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 import { BULK_DUE, closeFailedDispatch, DISPATCH_QUEUE, pendingDispatch, ROUTE_DUE, type BulkDue, type RouteDue } from './scheduled-batch.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
 import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
+import { assertScheduleSettled, schedulingTransaction } from './scheduling-commit.ts';
 
 export { DISPATCH_QUEUE };
 
-type DueJob = { site_id: string; dispatch_id: string; job_id: string };
+/** `xid`: the transaction that stored the record, on BullMQ (see scheduling-commit.ts). */
+type DueJob = { site_id: string; dispatch_id: string; job_id: string; xid?: string };
 
 /**
  * Stores a dispatch for later (a pending record with `dispatch_at` and the request as its plan) and enqueues a
  * delayed job that carries it out then. The deadline is data: the queue job only wakes it, and its id
  * (`dispatch.<id>`) dedupes, so it runs once even if enqueued twice. On the table queue the job commits with the
- * record; on BullMQ it is added at once, and a job whose record never committed finds nothing to do.
+ * record; on BullMQ it is added at once and names this transaction, so that a run before it committed is tried
+ * again and one whose record never committed does nothing (`assertScheduleSettled`).
  */
 export async function scheduleDispatch(
   deps: DispatchDeps,
@@ -33,7 +36,8 @@ export async function scheduleDispatch(
   await assertDispatchableZone(scope.em, job);
   const row = await pendingDispatch(scope, { jobId: job.id, routeId: input.plan.route_id, method: input.method, teamId: input.teamId, dispatchAt: input.dispatchAt, plan: input.plan });
   const delayMs = Math.max(0, input.dispatchAt.getTime() - scope.clock.now().getTime());
-  const data: DueJob = { site_id: scope.siteId, dispatch_id: row.id, job_id: job.id };
+  const xid = await schedulingTransaction(deps.queue, scope);
+  const data: DueJob = { site_id: scope.siteId, dispatch_id: row.id, job_id: job.id, ...(xid ? { xid } : {}) };
   await deps.queue.add(DISPATCH_QUEUE, 'dispatch.due', data, { jobId: `dispatch.${row.id}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
   return row;
 }
@@ -61,7 +65,8 @@ export function createDueDispatchHandler(deps: DispatchDeps): JobHandler {
           "select * from dispatch where id = ? and site_id = ? and status = 'pending' and dispatched_at is null and is_active",
           [due.dispatch_id, due.site_id],
         );
-        if (!row?.plan || !row.job_id) return;
+        if (!row) return assertScheduleSettled(scope.em, due.xid);
+        if (!row.plan || !row.job_id) return;
         const plan = row.plan;
         const common = { jobId: row.job_id, vehicleId: plan.vehicle_id, routeId: plan.route_id, teamId: row.team_id, requireConfirmation: plan.require_confirmation, dispatchId: row.id };
         if (plan.driver_id) await assignJob(scope, { ...common, driverId: plan.driver_id, method: row.method });
@@ -92,8 +97,8 @@ function systemContext(siteId: string, requestId: string): CommandContext {
 
 function readDueJob(data: JsonValue): DueJob {
   const value = data as Partial<DueJob> | null;
-  if (!value || typeof value.site_id !== 'string' || typeof value.dispatch_id !== 'string' || typeof value.job_id !== 'string') {
-    throw new Error('malformed dispatch job: site_id, dispatch_id and job_id are required');
+  if (!value || typeof value.site_id !== 'string' || typeof value.dispatch_id !== 'string' || typeof value.job_id !== 'string' || !['string', 'undefined'].includes(typeof value.xid)) {
+    throw new Error('malformed dispatch job: site_id, dispatch_id and job_id are required, xid is text');
   }
   return value as DueJob;
 }
