@@ -174,7 +174,7 @@ function assertResponseShape(operation: Operation, payload: unknown): void {
  * What a 500 logs: the error's type, code and message with SQL and its parameters cut off, since a failed
  * statement's text carries row data (names, emails) that has no place in logs.
  */
-function describeFailure(thrown: unknown): Record<string, unknown> {
+export function describeFailure(thrown: unknown): Record<string, unknown> {
   if (!(thrown instanceof Error)) return { message: String(thrown) };
   const code = (thrown as { code?: unknown }).code;
   const message = thrown.message.includes(' - ') ? thrown.message.slice(thrown.message.lastIndexOf(' - ') + 3) : thrown.message;

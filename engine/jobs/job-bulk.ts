@@ -2,6 +2,7 @@ import { recordAudit } from '../../persistence/audit.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { appendOutbox } from '../../persistence/outbox.ts';
 import { activeValues, loadDefinitions } from '../customfields/custom-field-values.ts';
+import { eachId, type BulkResult, type EachIdOptions } from '../bulk-outcomes.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext, Engine } from '../engine.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
@@ -9,52 +10,29 @@ import type { StopInput } from './job-input.ts';
 import type { JobData } from './job-view.ts';
 import { createJob } from './job.service.ts';
 
-export type BulkFailure = { id: string; error: string; code: string };
-export type BulkResult<T> = { succeeded: T[]; failed: BulkFailure[] };
-
 /** Jobs handled at once by a bulk call: enough to overlap round trips, few enough to leave the pool to others. */
 const CONCURRENCY = 8;
 
-/**
- * Runs one command per id and reports each outcome: a failure (unknown id, another site's, a move the workflow
- * refuses) fails that id only, with its code. Duplicate ids are handled once.
- */
-async function eachId<T>(ids: string[], run: (id: string) => Promise<T>): Promise<BulkResult<T>> {
-  const unique = [...new Set(ids)];
-  const outcomes: ({ ok: T } | { failure: BulkFailure })[] = [];
-  let next = 0;
-  async function worker(): Promise<void> {
-    while (next < unique.length) {
-      const index = next++;
-      const id = unique[index]!;
-      try {
-        outcomes[index] = { ok: await run(id) };
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        outcomes[index] = { failure: { id, error: error.message, code: error.code } };
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, unique.length) }, worker));
-  return {
-    succeeded: outcomes.flatMap((o) => ('ok' in o ? [o.ok] : [])),
-    failed: outcomes.flatMap((o) => ('failure' in o ? [o.failure] : [])),
-  };
-}
+/** Told of each job that failed on the server's side (the answer lists it as INTERNAL_ERROR): see `eachId`. */
+type OnInternalError = EachIdOptions['onInternalError'];
 
 /**
  * Cancels jobs one command each. Bulk calls are for staff, who see every job of the site, and the transition
  * itself answers 404 for an unknown, deleted or foreign id, so no separate visibility read is needed.
  */
-export function bulkCancel(engine: Engine, ctx: CommandContext, ids: string[], notes?: string): Promise<BulkResult<string>> {
-  return eachId(ids, async (id) => {
-    await engine.transition(ctx, 'job', id, { kind: 'phase', event: 'cancel' }, notes === undefined ? {} : { cancellationNotes: notes });
-    return id;
-  });
+export function bulkCancel(engine: Engine, ctx: CommandContext, ids: string[], notes: string | undefined, onInternalError: OnInternalError): Promise<BulkResult<string>> {
+  return eachId(
+    ids,
+    async (id) => {
+      await engine.transition(ctx, 'job', id, { kind: 'phase', event: 'cancel' }, notes === undefined ? {} : { cancellationNotes: notes });
+      return id;
+    },
+    { concurrency: CONCURRENCY, onInternalError },
+  );
 }
 
 /** Soft-deletes jobs that are not being worked (unassigned, completed or cancelled); their rows stay for the audit. */
-export function bulkDelete(engine: Engine, ctx: CommandContext, ids: string[]): Promise<BulkResult<string>> {
+export function bulkDelete(engine: Engine, ctx: CommandContext, ids: string[], onInternalError: OnInternalError): Promise<BulkResult<string>> {
   return eachId(ids, (id) =>
     engine.command(ctx, `job:${id}`, async (scope) => {
       const job = await findVisibleJob(scope.em, scope.actor, id);
@@ -69,11 +47,12 @@ export function bulkDelete(engine: Engine, ctx: CommandContext, ids: string[]): 
       await scope.em.flush();
       return id;
     }),
+    { concurrency: CONCURRENCY, onInternalError },
   );
 }
 
 /** Copies jobs (customer, service, options, notes, stops and their addresses) as new jobs in the initial state. */
-export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]): Promise<BulkResult<JobData>> {
+export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[], onInternalError: OnInternalError): Promise<BulkResult<JobData>> {
   return eachId(ids, (id) =>
     engine.command(ctx, `job:${id}:duplicate`, async (scope) => {
       const job = await findVisibleJob(scope.em, scope.actor, id);
@@ -104,5 +83,6 @@ export function bulkDuplicate(engine: Engine, ctx: CommandContext, ids: string[]
         stops: stopInputs,
       });
     }),
+    { concurrency: CONCURRENCY, onInternalError },
   );
 }

@@ -2,12 +2,13 @@ import { Type } from 'typebox';
 import { toBriefDispatchData, toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
 import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
-import { DomainError } from '../../engine/domain-error.ts';
+import { eachId } from '../../engine/bulk-outcomes.ts';
 import { defineOperation } from '../operation.ts';
 import { listBody, ListResponse, pagingQuery, readPaging } from '../pagination.ts';
 import { DataResponse } from '../schemas/common.schema.ts';
 import { AssignResult, DispatchIdBody, DriverDispatchResponse, PoolJobResponse, PoolPostBody, PoolPostResult } from '../schemas/dispatch.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
+import { logItemFailure } from '../item-failure-log.ts';
 
 /** The pool's order: by posting time (ties by the offer's id). */
 const POOL_SORTABLE = { posted_at: 'posted_at' };
@@ -30,19 +31,14 @@ export const dispatchDriverOperations = [
       const command = commandContext(ctx);
       const now = ctx.services.clock.now();
       const postedAt = ctx.body.start_at && new Date(ctx.body.start_at) > now ? new Date(ctx.body.start_at) : now;
-      const succeeded = [];
-      const failed = [];
-      for (const jobId of new Set(ctx.body.job_ids)) {
+      const post = async (jobId: string) => {
         try {
-          const row = await ctx.services.engine.command(command, `job:${jobId}`, (scope) => postToPool(scope, jobId, ctx.body.team_id || null, postedAt));
-          succeeded.push(toDispatchData(row));
+          return toDispatchData(await ctx.services.engine.command(command, `job:${jobId}`, (scope) => postToPool(scope, jobId, ctx.body.team_id || null, postedAt)));
         } catch (thrown) {
-          const error = toDispatchConflict(thrown, jobId);
-          if (!(error instanceof DomainError)) throw error;
-          failed.push({ id: jobId, error: error.message, code: error.code });
+          throw toDispatchConflict(thrown, jobId);
         }
-      }
-      return { data: { succeeded, failed } };
+      };
+      return { data: await eachId(ctx.body.job_ids, post, { concurrency: 8, onInternalError: logItemFailure(ctx, 'dispatch.pool.post') }) };
     },
   }),
   defineOperation({

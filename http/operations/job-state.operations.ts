@@ -6,6 +6,7 @@ import { defineOperation } from '../operation.ts';
 import { DataResponse, Id } from '../schemas/common.schema.ts';
 import { BulkCancelBody, BulkIdsBody, BulkIdsResult, BulkJobsResult, JobResponse, JobStateBody, TimelineResponse } from '../schemas/job.schema.ts';
 import { commandContext } from './command-context.ts';
+import { logItemFailure } from '../item-failure-log.ts';
 
 export const jobStateOperations = [
   defineOperation({
@@ -53,7 +54,7 @@ export const jobStateOperations = [
     host: 'site',
     body: BulkCancelBody,
     response: BulkIdsResult,
-    handler: async (ctx) => bulkCancel(ctx.services.engine, commandContext(ctx), ctx.body.ids, ctx.body.cancellation_notes),
+    handler: async (ctx) => bulkCancel(ctx.services.engine, commandContext(ctx), ctx.body.ids, ctx.body.cancellation_notes, logItemFailure(ctx, 'job.bulk.cancel')),
   }),
   defineOperation({
     id: 'job.bulk.delete',
@@ -65,7 +66,7 @@ export const jobStateOperations = [
     host: 'site',
     body: BulkIdsBody,
     response: BulkIdsResult,
-    handler: async (ctx) => bulkDelete(ctx.services.engine, commandContext(ctx), ctx.body.ids),
+    handler: async (ctx) => bulkDelete(ctx.services.engine, commandContext(ctx), ctx.body.ids, logItemFailure(ctx, 'job.bulk.delete')),
   }),
   defineOperation({
     id: 'job.bulk.duplicate',
@@ -77,6 +78,6 @@ export const jobStateOperations = [
     host: 'site',
     body: BulkIdsBody,
     response: BulkJobsResult,
-    handler: async (ctx) => bulkDuplicate(ctx.services.engine, commandContext(ctx), ctx.body.ids),
+    handler: async (ctx) => bulkDuplicate(ctx.services.engine, commandContext(ctx), ctx.body.ids, logItemFailure(ctx, 'job.bulk.duplicate')),
   }),
 ];
