@@ -1,12 +1,20 @@
 import { DomainError } from '../domain-error.ts';
 
-/** Every event a subscription can ask for, `entity:action` in lowercase as the spec names them. */
+/**
+ * Every event a subscription can ask for, `entity:action` in lowercase as the spec names them, and the only ones
+ * webhooks carry (`*` too): `chat:message` is written to the outbox for the participants' sockets and never leaves
+ * by webhook, as a room is private to its participants.
+ */
 export const WEBHOOK_EVENTS = [
   'job:create',
   'job:state_change',
   'job:delete',
   'stop:state_change',
+  'route:create',
+  'route:update',
   'route:state_change',
+  'dispatch:created',
+  'dispatch:updated',
   'driver:status_change',
   'payment_method:create',
   'payment_method:update',
@@ -52,8 +60,9 @@ export function filtersSelecting(event: string): string[] {
   return [event, `${event.split(':')[0]}:*`, '*'];
 }
 
-/** Whether a subscription with these filters receives the event. */
+/** Whether a subscription with these filters receives the event; never for an event not in {@link WEBHOOK_EVENTS}. */
 export function matchesEvent(filters: readonly string[], event: string): boolean {
+  if (!KNOWN_EVENTS.has(event)) return false;
   const entityWildcard = `${event.split(':')[0]}:*`;
   return filters.some((f) => f === '*' || f === event || f === entityWildcard);
 }

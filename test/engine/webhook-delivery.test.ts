@@ -109,6 +109,27 @@ describe('webhook delivery', () => {
     expect(bodies.every((b) => b.data.id === job.id)).toBe(true);
   });
 
+  it('never sends a chat message, even to `*`: a room is private to its participants', async () => {
+    const { fixture, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    await subscribe(admin, hooks.url(), ['*'], SECRET);
+    const sent = await fixture.as.customer.post('/api/chat/message', { recipient_id: fixture.users.dispatcher.id, content: 'gate code 1234' });
+    expect(sent.status).toBe(201);
+    // An event written after the message: once it has arrived, the message would have too (events leave in order).
+    const job = await createJob(fixture.as.dispatcher);
+    await waitFor('the job event', () => hooks.received.some((r) => r.body.toString('utf8').includes(job.id)), 5000);
+    expect(hooks.received.map((r) => (JSON.parse(r.body.toString('utf8')) as { event: string }).event)).toEqual(['job:create']);
+    expect(hooks.received.some((r) => r.body.toString('utf8').includes('gate code'))).toBe(false);
+  });
+
+  it('subscribes by name to the route and dispatch events that `*` carries', async () => {
+    const { admin } = await harness.freshSite();
+    for (const event of ['route:create', 'route:update', 'dispatch:created', 'dispatch:updated']) {
+      expect((await admin.post('/api/webhook', { url: (await harness.receiver()).url(), events: [event] })).status, event).toBe(201);
+    }
+    expect((await admin.post<{ code: string }>('/api/webhook', { url: (await harness.receiver()).url(), events: ['chat:message'] })).body.code).toBe('INVALID_WEBHOOK_EVENT');
+  });
+
   it('POST /webhook/test pings one subscription at once, signed, even when it is inactive', async () => {
     const { siteId, fixture, admin } = await harness.freshSite();
     const hooks = await harness.receiver();
