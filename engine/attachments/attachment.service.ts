@@ -84,11 +84,26 @@ export async function confirmAttachment(em: EntityManager, deps: AttachmentDeps,
   return attachment;
 }
 
-/** @throws DomainError 404 when absent, another site's, or another user's (for drivers and customers) */
+/**
+ * An attachment the viewer may read: staff any of the site's; a driver or a customer their own uploads, and those
+ * linked to a job they see (their assigned jobs, their own), as `GET /job/attachments` lists them.
+ * @throws DomainError 404 when absent, another site's, or none of the above
+ */
 export async function getAttachment(em: EntityManager, viewer: AttachmentViewer, id: string): Promise<Attachment> {
   const attachment = await em.findOne(AttachmentSchema, { id, isActive: true });
-  if (!attachment || !canSee(viewer, attachment)) throw DomainError.notFound('Attachment', id);
+  if (!attachment || !(canSee(viewer, attachment) || (await linkedToVisibleJob(em, viewer, id)))) throw DomainError.notFound('Attachment', id);
   return attachment;
+}
+
+async function linkedToVisibleJob(em: EntityManager, viewer: AttachmentViewer, id: string): Promise<boolean> {
+  const party = viewer.role === 'driver' ? 'driver_user_id' : viewer.role === 'customer' ? 'customer_user_id' : null;
+  if (!party || viewer.userId === null) return false;
+  const [row] = await em.execute(
+    `select 1 from job_attachment ja join job j on j.id = ja.job_id and j.site_id = ja.site_id
+      where ja.attachment_id = ? and j.${party} = ? and j.deleted_at is null limit 1`,
+    [id, viewer.userId],
+  );
+  return row !== undefined;
 }
 
 /**

@@ -189,6 +189,21 @@ describe('attachments', () => {
     const mine = await readyAttachment(sites.acme, 'customer');
     expect((await sites.acme.as.customer.post('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [mine] })).status).toBe(200);
   });
+
+  it("lets a customer read a file staff attached to their job by id, as the job's list shows it, and nothing else of staff's", async () => {
+    const ownJob = await createJob(sites.acme.as.customer, { customer_email: undefined });
+    const instructions = await readyAttachment(sites.acme, 'dispatcher');
+    const unlinked = await readyAttachment(sites.acme, 'dispatcher');
+    expect((await sites.acme.as.customer.get(`/api/attachment?id=${instructions}`)).status).toBe(404);
+    expect((await sites.acme.as.dispatcher.post('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [instructions] })).status).toBe(200);
+    const listed = await sites.acme.as.customer.get<One<{ attachments: AttachmentBody[] }>>(`/api/job/attachments?job_id=${ownJob.id}`);
+    expect(listed.body.data.attachments.map((a) => a.id)).toEqual([instructions]);
+    const byId = await sites.acme.as.customer.get<One<AttachmentBody>>(`/api/attachment?id=${instructions}`);
+    expect([byId.status, byId.body.data.id]).toEqual([200, instructions]);
+    expect((await sites.acme.as.customer.get(`/api/attachment?id=${unlinked}`)).status).toBe(404);
+    // Read, not used: a customer still attaches only what they uploaded.
+    expect((await sites.acme.as.customer.post('/api/job/attachments', { job_id: ownJob.id, attachment_ids: [instructions] })).status).toBe(404);
+  });
 });
 
 describe('the S3 driver', () => {
