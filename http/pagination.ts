@@ -6,6 +6,8 @@ export const MAX_PAGE_SIZE = 100;
 const DEFAULT_PAGE_SIZE = 20;
 /** The highest page a list or search takes. */
 const MAX_PAGE = 1_000_000;
+/** A page number, in a query or a body: at most a million, as a larger one would put the offset past PostgreSQL's bigint (a 500, not a 400). */
+export const PageNumber = Type.Integer({ minimum: 1, maximum: MAX_PAGE });
 
 /**
  * Paging and sorting query parameters, both forms of each: `page` with `per_page` or `page_size`; `sort=-field`
@@ -14,7 +16,6 @@ const MAX_PAGE = 1_000_000;
 export function pagingQuery(sortable: Record<string, string>) {
   const fields = Object.keys(sortable);
   return {
-    // At most a million pages: a larger one would put the offset past PostgreSQL's bigint (a 500, not a 400).
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     per_page: Type.Optional(Type.Integer({ minimum: 1, description: `default ${DEFAULT_PAGE_SIZE}, clamped to ${MAX_PAGE_SIZE}` })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'alias of per_page' })),

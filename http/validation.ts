@@ -1,6 +1,13 @@
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
+import { Format } from 'typebox/format';
 import { ApiError, type FieldError } from './errors.ts';
+
+// TypeBox's date-time also takes leap seconds (`23:59:60Z`) and RFC 9557 suffixes (`Z[Europe/Paris]`), which Date
+// cannot read: such a value passed validation and became an Invalid Date further on (a 500). Every date-time we
+// accept is also one Date reads; set once, before any schema compiles, for REST, sockets and MCP alike.
+const rfc3339 = Format.Get('date-time')!;
+Format.Set('date-time', (value) => rfc3339(value) && Number.isFinite(Date.parse(value)));
 
 const validators = new WeakMap<TSchema, Validator>();
 /** Whether a schema names any default value, per schema object (see parseInput). */

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { PageNumber } from '../pagination.ts';
 import { Id, Nullable, Timestamp } from './common.schema.ts';
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
@@ -54,7 +55,7 @@ export const DriverStopStateBody = Type.Object(
 
 export const DriverJobSearchBody = Type.Object(
   {
-    page: Type.Optional(Type.Integer({ minimum: 1 })),
+    page: Type.Optional(PageNumber),
     page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'clamped to 100' })),
     workflow_state_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
     completed_at_start: Type.Optional(Timestamp),

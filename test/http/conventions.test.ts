@@ -56,6 +56,18 @@ describe('errors', () => {
     expect([escaped.status, escaped.body.data.city]).toEqual([201, 'C:\\u0000']);
   });
 
+  it('refuses a date-time that Date cannot read (a leap second, an RFC 9557 zone suffix) naming the field, and changes nothing', async () => {
+    for (const instant of ['2026-06-30T23:59:60Z', '2026-07-01T09:00:00Z[Europe/Paris]']) {
+      const email = `when-${instant.length}@example.com`;
+      const stops = [{ type: 'pickup', city: 'Paris', point: { lat: 48.85, lng: 2.35 }, complete_after: instant }, { type: 'dropoff', city: 'Paris', point: { lat: 48.86, lng: 2.35 } }];
+      const created = await acme.as.admin.post<{ code: string; fields: { field: string }[] }>('/api/job', { customer_email: email, stops });
+      expect([created.status, created.body.code, created.body.fields[0]!.field], instant).toEqual([400, 'VALIDATION_FAILED', 'stops.0.complete_after']);
+      expect((await acme.as.admin.get<{ data: unknown[] }>(`/api/customer/search?q=${email}`)).body.data).toEqual([]);
+      const searched = await acme.as.admin.get<{ fields: { field: string }[] }>(`/api/job/search?created_from=${encodeURIComponent(instant)}`);
+      expect([searched.status, searched.body.fields[0]!.field], instant).toEqual([400, 'created_from']);
+    }
+  });
+
   it('answers unknown routes with 404 in the error shape and a request id', async () => {
     const response = await acme.as.admin.get('/api/nothing-here');
     expect(response.status).toBe(404);
@@ -98,6 +110,9 @@ describe('pagination and sorting', () => {
   it('refuses a page past the millionth, naming it, rather than failing at the database', async () => {
     const response = await acme.as.admin.get<{ fields: { field: string }[] }>('/api/job/search?page=500000000000000000');
     expect([response.status, response.body.fields[0]!.field]).toEqual([400, 'page']);
+    // The driver's search takes its page in a body.
+    const driverSearch = await acme.as.driver.post<{ fields: { field: string }[] }>('/api/driver/job/search', { page: 1_000_000_000_000_000 });
+    expect([driverSearch.status, driverSearch.body.fields[0]!.field]).toEqual([400, 'page']);
   });
 
   it('refuses a field that cannot be sorted', async () => {
