@@ -239,7 +239,8 @@ async function update(
 ): Promise<EntityRow | undefined> {
   const write = moveUpdate(kind, { id, siteId: scope.siteId, version }, planned, notes);
   const { params, jobReturned, from, to } = write;
-  const sql = `${write.sql} returning *`;
+  // A stop's returns its job's driver too, whom its event names (`recordMove`).
+  const sql = kind === 'stop' ? `${write.sql} returning *, ${JOB_DRIVER_OF_STOP}` : `${write.sql} returning *`;
   const cascade = kind === 'job' ? stopCascadeOf(from, to) : null;
   if (!cascade) {
     const [row] = await scope.em.execute<EntityRow[]>(sql, params);
@@ -267,6 +268,8 @@ async function update(
   return row;
 }
 
+const JOB_DRIVER = 'job_driver_of_stop';
+const JOB_DRIVER_OF_STOP = `(select j.driver_user_id from job j where j.id = stop.job_id and j.site_id = stop.site_id) as ${JOB_DRIVER}`;
 const STOPS = 'stops_read_with_move';
 const ROUTE_BEFORE = 'route_before_move';
 const DRIVER_BEFORE = 'driver_before_move';
@@ -296,7 +299,8 @@ function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned:
   const to = currentState(workflow, next);
   const previousDriverUserId = ((driverBefore ?? row[DRIVER_BEFORE]) as string | null | undefined) ?? null;
   // fromRow(kind, ...) is the record of that kind; the union cannot say so.
-  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId } as WrittenMove);
+  const jobDriverUserId = JOB_DRIVER in row ? ((row[JOB_DRIVER] as string | null) ?? null) : undefined;
+  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId } as WrittenMove);
   noteWritten(scope, kind, entity);
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;

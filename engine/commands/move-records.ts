@@ -5,6 +5,7 @@ import { auditRecordValues } from '../../persistence/audit.ts';
 import { toJobData, toStopData, type JobRecord, type StopRecord } from '../jobs/job-view.ts';
 import { toRouteData, type RouteRecord } from '../routes/route-view.ts';
 import type { CommandScope, EntityKind } from './apply-transition.ts';
+import { knownRow } from './move-reads.ts';
 
 /** The audit log's entity type of each kind of actor. */
 export const ENTITY_TYPE_NAMES: Record<EntityKind, string> = { job: 'Job', stop: 'Stop', route: 'Route' };
@@ -22,6 +23,8 @@ export type WrittenMove = ({ kind: 'job'; entity: JobRecord } | { kind: 'stop'; 
   timestamp: Date;
   /** A job's driver before the move, when known: the event names them if the move took the job from them. */
   previousDriverUserId?: string | null;
+  /** A stop's job's driver, when the statement that moved it read it. */
+  jobDriverUserId?: string | null;
 };
 
 /**
@@ -50,6 +53,26 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
   data.previous_phase = from.phase;
   // The driver a job was taken from hears of it too (the live feed routes on this field).
   if (move.kind === 'job' && move.previousDriverUserId && move.previousDriverUserId !== move.entity.driverUserId) data.previous_driver_user_id = move.previousDriverUserId;
+  // A stop's event names its job's driver, so that it reaches their feed (a stop carries no driver of its own).
+  if (move.kind === 'job') driversOfJobs(scope).set(entity.id, move.entity.driverUserId);
+  if (move.kind === 'stop') {
+    const moved = driversOfJobs(scope);
+    const driver = move.jobDriverUserId !== undefined ? move.jobDriverUserId : moved.has(move.entity.jobId) ? moved.get(move.entity.jobId) : knownRow(scope, move.entity.jobId)?.driver_user_id;
+    if (typeof driver === 'string') data.driver_user_id = driver;
+  }
   scope.pending.events.push({ siteId, event: `${kind}:state_change`, entityType: kind, entityId: entity.id, entityVersion: entity.version, data, timestamp: move.timestamp });
   scope.touched.set(entity.id, { snapshot: move.next, version: entity.version, workflowId: workflow.id });
+}
+
+/**
+ * The driver of each job this command moved, as written, for the events of its stops moved after it (a job's
+ * dispatch, return or cancellation cascades to them); a stop moved on its own finds its job's driver in its update's
+ * answer (`jobDriverUserId`) or in the row its move read (`knownRow`).
+ */
+const jobDrivers = new WeakMap<CommandScope['touched'], Map<string, string | null>>();
+
+function driversOfJobs(scope: CommandScope): Map<string, string | null> {
+  let drivers = jobDrivers.get(scope.touched);
+  if (!drivers) jobDrivers.set(scope.touched, (drivers = new Map()));
+  return drivers;
 }

@@ -153,15 +153,15 @@ describe('locations', () => {
     expect(await ask<Ack>(driver, 'location', { ...fix(0), site_id: globex.site.id })).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'site_id' }] });
     expect(await ask<Ack>(driver, 'location', fix(10 * 60_000))).toMatchObject({ code: 'INVALID_RECORDED_AT' });
     expect(await ask<BatchAck>(driver, 'locations', [])).toMatchObject({ code: 'VALIDATION_FAILED' });
-    // A leap second is valid RFC 3339 but no JavaScript time: refused, never a server error.
+    // A leap second is valid RFC 3339 but no JavaScript time: refused as any such date-time, never a server error.
     const leap = { lat: 48.85, lng: 2.35, recorded_at: '2016-12-31T23:59:60Z' };
-    expect(await ask<BatchAck>(driver, 'locations', [fix(-1000), leap])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '1.recorded_at' }] });
-    expect(await ask<BatchAck>(driver, 'locations', [leap])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '0.recorded_at' }] });
-    expect(await ask<Ack>(driver, 'location', leap)).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: 'recorded_at' }] });
+    expect(await ask<BatchAck>(driver, 'locations', [fix(-1000), leap])).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: '1.recorded_at' }] });
+    expect(await ask<BatchAck>(driver, 'locations', [leap])).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: '0.recorded_at' }] });
+    expect(await ask<Ack>(driver, 'location', leap)).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'recorded_at' }] });
     const { access_token } = await signIn(server.client('acme'), acme.users.driver.email, acme.users.driver.password);
     const rest = await server.client('acme').as({ accessToken: access_token }).post('/api/driver/location', leap);
     expect(rest.status).toBe(400);
-    expect(rest.body).toMatchObject({ code: 'INVALID_RECORDED_AT' });
+    expect(rest.body).toMatchObject({ code: 'VALIDATION_FAILED', fields: [{ field: 'recorded_at' }] });
     // Year 0000 parses in JavaScript but has no timestamptz: refused alone, so it cannot fail others' fixes in a batch.
     const yearZero = { lat: 48.85, lng: 2.35, recorded_at: '0000-01-01T00:00:00Z' };
     expect(await ask<BatchAck>(driver, 'locations', [fix(-500), yearZero])).toMatchObject({ code: 'INVALID_RECORDED_AT', fields: [{ field: '1.recorded_at' }] });
@@ -240,6 +240,25 @@ describe('live feed and presence', () => {
     await waitFor('the return in the driver\'s feed', () => driverFeed.some((e) => e.entity_id === job.id && e.data.previous_phase === 'assigned'));
     const returned = driverFeed.find((e) => e.entity_id === job.id && e.data.previous_phase === 'assigned')!;
     expect(returned.data).toMatchObject({ driver_user_id: null, previous_driver_user_id: driverId(acme), phase: 'unassigned' });
+    for (const socket of open.splice(0)) socket.close();
+  });
+
+  it("sends the driver their job's stop moves, cascaded or made by a dispatcher on one stop, naming them; not another driver's", async () => {
+    const driver = await connect('acme', '/driver', acme.keys.driver);
+    const driverFeed = collect<Feed>(driver, 'feed');
+    const stopStates = await stateIds(acme.as.admin, 'stop');
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: driverId(acme) });
+    const unassigned = await createJob(acme.as.dispatcher);
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
+    const [pickup, dropoff] = job.stops.map((s) => s.id);
+    await waitFor('the cascaded stop moves', () => driverFeed.filter((e) => e.event === 'stop:state_change').length >= 2);
+    expect((await acme.as.dispatcher.post('/api/stop/state', { stop_id: pickup, workflow_state_id: stopStates.en_route })).status).toBe(200);
+    await waitFor("the dispatcher's stop move", () => driverFeed.filter((e) => e.entity_id === pickup).length >= 2);
+    const stopEvents = driverFeed.filter((e) => e.event === 'stop:state_change');
+    expect(new Set(stopEvents.map((e) => e.entity_id))).toEqual(new Set([pickup, dropoff]));
+    expect(stopEvents.every((e) => e.data.driver_user_id === driverId(acme) && e.data.job_id === job.id)).toBe(true);
+    // The unassigned job's stops never moved; its creation went to the dispatch room only.
+    expect(driverFeed.map((e) => e.entity_id)).not.toContain(unassigned.id);
     for (const socket of open.splice(0)) socket.close();
   });
 
