@@ -9,6 +9,7 @@ import { createEarningsConsumer } from '../engine/earnings/record-earning.ts';
 import { EVENT_QUEUES } from '../engine/outbox/event-queues.ts';
 import { startDispatchWorker } from '../engine/dispatch/dispatch-worker.ts';
 import { startEtaWorker } from '../engine/eta/eta-worker.ts';
+import { mappingPolicyOf } from '../engine/eta/eta-check.ts';
 import type { Services } from './services.ts';
 
 export type RunningServer = { server: Server; port: number; url: string; close(): Promise<void> };
@@ -28,7 +29,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
   // Committed events leave only through the relay (DESIGN §3): it runs wherever the API runs.
   services.outboxRelay.start();
   // Consumers of committed events that every API process runs (webhook delivery is started separately).
-  await services.queue.process(EVENT_QUEUES.earnings, createEarningsConsumer({ orm: services.db.orm, logger: services.logger }), { concurrency: 2 });
+  await services.queue.process(EVENT_QUEUES.earnings, createEarningsConsumer({ orm: services.db.orm, logger: services.logger, crypto: services.crypto, mappingPolicy: mappingPolicyOf(services.config) }), { concurrency: 2 });
   // Drivers whose sockets closed go offline when their grace period ends, whichever process it ends in.
   await realtime.start();
   // Scheduled dispatches fall due and auto dispatch runs in every API process (DESIGN §7).

@@ -9,6 +9,24 @@ const MAX_PAGE = 1_000_000;
 /** A page number, in a query or a body: at most a million, as a larger one would put the offset past PostgreSQL's bigint (a 500, not a 400). */
 export const PageNumber = Type.Integer({ minimum: 1, maximum: MAX_PAGE });
 
+/** The page parameters: `page` with `per_page` or `page_size`. */
+const pageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, description: `default ${DEFAULT_PAGE_SIZE}, clamped to ${MAX_PAGE_SIZE}` })),
+  page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'alias of per_page' })),
+};
+
+/** The query of a short list read whole and kept in its own order (a catalog, a site's providers): paged, not sortable. */
+export const wholeListQuery = pageQuery;
+
+/** A page of a list read whole, as `{data, meta: {total, page, per_page}}` like every list. */
+export function pageOfWholeList<T>(items: T[], input: PagingInput) {
+  const perPage = Math.min(input.per_page ?? input.page_size ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+  const page = input.page ?? 1;
+  const offset = (page - 1) * perPage;
+  return listBody(items.slice(offset, offset + perPage), items.length, { page, perPage, offset, orderBy: {} });
+}
+
 /**
  * Paging and sorting query parameters, both forms of each: `page` with `per_page` or `page_size`; `sort=-field`
  * or `sort_by=field&sort_order=desc`. `sortable` maps API field names to entity properties.
@@ -16,9 +34,7 @@ export const PageNumber = Type.Integer({ minimum: 1, maximum: MAX_PAGE });
 export function pagingQuery(sortable: Record<string, string>) {
   const fields = Object.keys(sortable);
   return {
-    page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
-    per_page: Type.Optional(Type.Integer({ minimum: 1, description: `default ${DEFAULT_PAGE_SIZE}, clamped to ${MAX_PAGE_SIZE}` })),
-    page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'alias of per_page' })),
+    ...pageQuery,
     sort: Type.Optional(Type.String({ description: `one of ${fields.join(', ')}; prefix - for descending` })),
     sort_by: Type.Optional(Type.Union(fields.map((f) => Type.Literal(f)))),
     sort_order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),

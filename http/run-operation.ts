@@ -13,6 +13,7 @@ import { isAllowed } from './permissions.ts';
 import { readJsonBody, readQuery, readRequestId } from './request-input.ts';
 import { parseHost } from './tenancy.ts';
 import { describeErrors, parseInput, validatorFor } from './validation.ts';
+import { wroteEvents } from '../persistence/outbox.ts';
 
 /** What h3 sent for a returned object: kept byte for byte now that the pipeline serializes itself. */
 const JSON_CONTENT_TYPE = 'application/json;charset=UTF-8';
@@ -124,7 +125,17 @@ function handlerContext(services: Services, event: H3Event, resolved: Resolved):
       return clientIp(services, event);
     },
     actor: { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId: resolved.requestId },
-    transaction: (work, scope) => inTenantScope(services.db.orm, scope ?? requestTenant(resolved), work),
+    transaction: async (work, scope) => {
+      let events = false;
+      const result = await inTenantScope(services.db.orm, scope ?? requestTenant(resolved), async (em) => {
+        const done = await work(em);
+        events = wroteEvents(em);
+        return done;
+      });
+      // Committed: events it wrote leave now, as an engine command's do, not at the relay's next poll.
+      if (events) services.outboxRelay.kick();
+      return result;
+    },
     read: (sql, params, options) => tenantRead(services.db.orm, requestTenant(resolved))(sql, params, options),
   };
 }

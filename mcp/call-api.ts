@@ -59,7 +59,8 @@ async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: 
   if (!operation) return unknownOperation(index, input.operation);
   const path = buildPath(operation, input.operation, input.path_params ?? {});
   if (typeof path !== 'string') return path;
-  if (input.body !== undefined && (operation.method === 'GET' || operation.method === 'HEAD')) {
+  // A GET takes a body only where the document gives it one (the spec's GET /dispatch/available-drivers does).
+  if (input.body !== undefined && operation.body === null && (operation.method === 'GET' || operation.method === 'HEAD')) {
     return toolError({ error: `${operation.method} ${operation.path} takes no body: pass inputs as query`, code: 'BODY_NOT_ALLOWED' });
   }
 

@@ -36,7 +36,18 @@ const envelope = (event: DomainEvent) => ({ event: event.event, timestamp: event
  */
 export function appendOutbox(em: EntityManager, event: DomainEvent): void {
   em.create(OutboxMessageSchema, outboxValues(event));
+  withEvents.add(em);
 }
+
+/** The entity managers `appendOutbox` wrote to: a transaction that commits one kicks the relay (see `wroteEvents`). */
+const withEvents = new WeakSet<EntityManager>();
+
+/**
+ * Whether `appendOutbox` wrote an event through this entity manager. Engine commands kick the outbox relay when they
+ * commit; a plain transaction that wrote events (a chat message, a payment method) asks this to do the same, so its
+ * events leave within milliseconds rather than at the relay's next poll.
+ */
+export const wroteEvents = (em: EntityManager): boolean => withEvents.has(em);
 
 const AUDIT_COLUMNS = 'id, site_id, user_id, application_id, action, entity_type, entity_id, changes, previous_data, new_data, request_id';
 const AUDIT_TYPES = 'id text, site_id text, user_id text, application_id text, action text, entity_type text, entity_id text, changes jsonb, previous_data jsonb, new_data jsonb, request_id text';

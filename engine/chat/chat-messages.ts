@@ -27,8 +27,8 @@ export async function postMessage(em: EntityManager, actor: Chatter & { role: st
   if (!room) throw DomainError.invalid('MESSAGE_TARGET_REQUIRED', 'Give room_id, or recipient_id for a direct message', 'room_id');
   const attachments = await requireReadyAttachments(em, input.attachment_ids ?? [], 'attachment_ids', { userId: actor.userId, role: actor.role });
   const message = await append(em, room, { content: input.content, type: 'text', senderUserId: actor.userId, attachmentIds: attachments.map((a) => a.id) }, now);
-  // The sender has read what they wrote.
-  await em.nativeUpdate(ChatParticipantSchema, { roomId: room.id, userId: actor.userId }, { lastReadAt: message.createdAt });
+  // The sender has read what they wrote (a marker never moves back).
+  await em.execute('update chat_participant set last_read_at = greatest(coalesce(last_read_at, ?), ?) where room_id = ? and user_id = ?', [message.createdAt, message.createdAt, room.id, actor.userId]);
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'ChatMessage', entityId: message.id, before: null, after: { room_id: room.id, attachment_ids: message.attachmentIds } });
   if (room.roomType === 'assistant') await append(em, room, { content: NO_ASSISTANT_REPLY, type: 'system', senderUserId: null, attachmentIds: [] }, new Date(now.getTime() + 1));
   await em.flush();
@@ -76,7 +76,7 @@ export async function roomMessages(
 }
 
 /**
- * Marks a room read for the caller up to `upTo` (default: now); a marker never moves back.
+ * Marks a room read for the caller up to `upTo` (the caller keeps it at most now); a marker never moves back.
  * @throws DomainError 404
  */
 export async function markRead(em: EntityManager, userId: string, roomId: string, upTo: Date): Promise<void> {

@@ -8,6 +8,8 @@ export type ChatUser = { id: string; first_name: string | null; last_name: strin
 export type RoomView = {
   room: ChatRoom;
   participants: (ChatParticipant & { user: ChatUser })[];
+  /** Who created the room, a participant or no longer one (null when unknown). */
+  creator: ChatUser | null;
   lastMessage: MessageView | null;
   unreadCount: number;
 };
@@ -19,7 +21,9 @@ export async function roomViews(em: EntityManager, viewerId: string, rooms: Chat
   if (rooms.length === 0) return [];
   const ids = rooms.map((r) => r.id);
   const participants = await em.find(ChatParticipantSchema, { roomId: { $in: ids } }, { orderBy: { createdAt: 'asc', userId: 'asc' } });
-  const users = await chatUsers(em, participants.map((p) => p.userId));
+  // The creators too: one who left the room is no participant but still its creator.
+  const creators = rooms.flatMap((r) => (r.createdByUserId ? [r.createdByUserId] : []));
+  const users = await chatUsers(em, [...new Set([...participants.map((p) => p.userId), ...creators])]);
   const last = await em.execute<{ id: string }[]>(
     'select distinct on (room_id) id from chat_message where room_id = any(?::text[]) and is_active order by room_id, created_at desc, id desc',
     [pgArray(ids)],
@@ -36,6 +40,7 @@ export async function roomViews(em: EntityManager, viewerId: string, rooms: Chat
   return rooms.map((room) => ({
     room,
     participants: participants.filter((p) => p.roomId === room.id).map((p) => ({ ...p, user: users.get(p.userId) ?? unknownUser(p.userId) })),
+    creator: room.createdByUserId ? (users.get(room.createdByUserId) ?? null) : null,
     lastMessage: lastMessages.find((m) => m.message.roomId === room.id) ?? null,
     unreadCount: Number(unread.find((u) => u.room_id === room.id)?.count ?? 0),
   }));

@@ -34,9 +34,10 @@ export async function createEarningsRule(em: EntityManager, actor: AuditActor, s
   await lockDefault(em, siteId);
   const hasDefault = (await em.count(EarningsRuleSchema, { isDefault: true })) > 0;
   const isDefault = input.is_default ?? !hasDefault;
-  if (isDefault) await clearDefault(em, siteId);
+  const id = newId('earningsRule');
+  if (isDefault) await clearDefault(em, actor, siteId, id);
   const rule = em.create(EarningsRuleSchema, {
-    id: newId('earningsRule'),
+    id,
     siteId,
     name: input.name,
     components: input.components,
@@ -72,7 +73,7 @@ export async function updateEarningsRule(em: EntityManager, actor: AuditActor, s
     throw DomainError.conflict('DEFAULT_RULE_REQUIRED', 'The default rule must stay active: make another rule the default first');
   }
   if (isDefault && !rule.isDefault) {
-    await clearDefault(em, siteId);
+    await clearDefault(em, actor, siteId, rule.id);
   }
   if (patch.name !== undefined) rule.name = patch.name;
   if (patch.components !== undefined) rule.components = patch.components;
@@ -127,10 +128,15 @@ async function lockDefault(em: EntityManager, siteId: string): Promise<void> {
   await em.execute(`select pg_advisory_xact_lock(hashtext('earnings-default:' || ?))`, [siteId]);
 }
 
-async function clearDefault(em: EntityManager, siteId: string): Promise<void> {
+/** The old default stops being one, audited as an update of that rule (the change is to it, made by this call). */
+async function clearDefault(em: EntityManager, actor: AuditActor, siteId: string, replacedBy: string): Promise<void> {
+  const old = await em.findOne(EarningsRuleSchema, { siteId, isDefault: true });
+  if (!old) return;
+  const before = auditSnapshot(old);
+  old.isDefault = false;
   // Written at once (not at the end of the unit of work), so the partial unique index never sees two defaults.
-  // Callers have not loaded the old default, so no managed copy of it goes stale.
-  await em.nativeUpdate(EarningsRuleSchema, { siteId, isDefault: true }, { isDefault: false });
+  await em.flush();
+  recordAudit(em, actor, { siteId, action: 'update', entityType: 'EarningsRule', entityId: old.id, before, after: { ...auditSnapshot(old), replaced_by: replacedBy } });
 }
 
 function checkComponents(components: EarningsComponent[]): void {

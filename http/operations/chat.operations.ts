@@ -92,7 +92,9 @@ export const chatOperations = [
     response: DataResponse(ChatRoomResponse),
     handler: async (ctx) => {
       const me = chatter(ctx as Ctx);
-      const upTo = ctx.body.up_to ? new Date(ctx.body.up_to) : ctx.services.clock.now();
+      const now = ctx.services.clock.now();
+      // Never past now: a phone whose clock runs ahead would otherwise mark messages not yet written as read.
+      const upTo = ctx.body.up_to && new Date(ctx.body.up_to) < now ? new Date(ctx.body.up_to) : now;
       await ctx.transaction((em) => markRead(em, me.userId, ctx.body.room_id, upTo));
       return { data: await roomResponse(ctx as Ctx, me.userId, ctx.body.room_id) };
     },

@@ -1,4 +1,5 @@
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
+import { ListResponse, pageOfWholeList, wholeListQuery } from '../pagination.ts';
 import type { Services } from '../../app/services.ts';
 import { connectIntegration } from '../../engine/integrations/connect.ts';
 import { ConnectStateSigner } from '../../engine/integrations/connect-state.ts';
@@ -21,11 +22,6 @@ import {
 } from '../schemas/integration.schema.ts';
 import { requireSite } from '../tenancy.ts';
 
-/** The whole list (a catalog, a site's handful of providers): no paging, the count in meta. */
-function ListResponse<T extends TSchema>(item: T) {
-  return Type.Object({ data: Type.Array(item), meta: Type.Object({ total: Type.Integer() }, { additionalProperties: false }) }, { additionalProperties: false });
-}
-
 const KeyQuery = Type.Object({ integration_key: IntegrationKey }, { additionalProperties: false });
 
 export const integrationOperations = [
@@ -37,13 +33,13 @@ export const integrationOperations = [
     tag: 'Integrations',
     access: 'integration.manage',
     host: 'site',
-    query: Type.Object({ category: Type.Optional(IntegrationCategory) }, { additionalProperties: false }),
+    query: Type.Object({ category: Type.Optional(IntegrationCategory), ...wholeListQuery }, { additionalProperties: false }),
     response: ListResponse(AvailableIntegrationResponse),
     handler: async ({ query }) => {
       const data = PROVIDERS.filter((p) => !query.category || p.category === query.category).map((p) =>
         toAvailableIntegrationResponse(p, DEVELOPMENT_DEFAULTS[p.category] === p.key),
       );
-      return { data, meta: { total: data.length } };
+      return pageOfWholeList(data, query);
     },
   }),
   defineOperation({
@@ -54,11 +50,11 @@ export const integrationOperations = [
     tag: 'Integrations',
     access: 'integration.manage',
     host: 'site',
-    query: Type.Object({ category: Type.Optional(IntegrationCategory), integration_key: Type.Optional(IntegrationKey) }, { additionalProperties: false }),
+    query: Type.Object({ category: Type.Optional(IntegrationCategory), integration_key: Type.Optional(IntegrationKey), ...wholeListQuery }, { additionalProperties: false }),
     response: ListResponse(SiteIntegrationResponse),
     handler: async ({ query, transaction }) => {
-      const data = (await transaction((em) => listIntegrations(em, query))).map(toSiteIntegrationResponse);
-      return { data, meta: { total: data.length } };
+      const data = (await transaction((em) => listIntegrations(em, { category: query.category, integration_key: query.integration_key }))).map(toSiteIntegrationResponse);
+      return pageOfWholeList(data, query);
     },
   }),
   defineOperation({

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { ListResponse, pageOfWholeList, wholeListQuery } from '../pagination.ts';
 import type { Services } from '../../app/services.ts';
 import {
   createPaymentMethod,
@@ -43,14 +44,11 @@ export const paymentMethodOperations = [
     tag: 'Customers',
     access: 'payment_method.manage',
     host: 'site',
-    query: Type.Object({ customer_id: Type.Optional(Id) }, { additionalProperties: false }),
-    response: Type.Object(
-      { data: Type.Array(PaymentMethodResponse), meta: Type.Object({ total: Type.Integer() }, { additionalProperties: false }) },
-      { additionalProperties: false },
-    ),
+    query: Type.Object({ customer_id: Type.Optional(Id), ...wholeListQuery }, { additionalProperties: false }),
+    response: ListResponse(PaymentMethodResponse),
     handler: async ({ query, site, actor, principal, services, transaction }) => {
       const rows = await transaction((em) => listPaymentMethods(em, paymentContext(services, actor, principal, site), query.customer_id));
-      return { data: rows.map(toPaymentMethodResponse), meta: { total: rows.length } };
+      return pageOfWholeList(rows.map(toPaymentMethodResponse), query);
     },
   }),
   defineOperation({

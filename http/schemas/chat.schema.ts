@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import type { ChatUser, MessageView, RoomView } from '../../engine/chat/chat-view.ts';
+import type { MessageView, RoomView } from '../../engine/chat/chat-view.ts';
 import { CHAT_MESSAGE_TYPES, CHAT_ROOM_TYPES } from '../../persistence/entities/chat.entity.ts';
 import { AttachmentResponse } from './attachment.schema.ts';
 import { Id, Nullable, Timestamp } from './common.schema.ts';
@@ -92,14 +92,13 @@ export async function toChatMessageResponse(view: MessageView, present: Attachme
 
 export async function toChatRoomResponse(view: RoomView, present: AttachmentPresenter) {
   const { room } = view;
-  const creator: ChatUser | null = view.participants.find((p) => p.userId === room.createdByUserId)?.user ?? null;
   return {
     id: room.id,
     site_id: room.siteId,
     name: room.name,
     room_type: room.roomType as (typeof CHAT_ROOM_TYPES)[number],
     created_by_user_id: room.createdByUserId ?? null,
-    created_by_user: creator,
+    created_by_user: view.creator,
     participants: view.participants.map((p) => ({
       room_id: p.roomId,
       user_id: p.userId,

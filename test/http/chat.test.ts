@@ -54,6 +54,12 @@ describe('chat rooms', () => {
     expect((await as.driver.send<Failure>('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${sites.acme.users.admin.id}`)).status).toBe(403);
     expect((await as.dispatcher.send('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${sites.acme.users.admin.id}`)).status).toBe(200);
     expect((await as.admin.get<Failure>(`/api/chat/room?id=${group.id}`)).status).toBe(404);
+    // Its creator leaves: still named, with their profile, as when they were in it.
+    const creator = (group as Room & { created_by_user: unknown }).created_by_user;
+    expect(creator).not.toBeNull();
+    expect((await as.dispatcher.send('DELETE', `/api/chat/participant?room_id=${group.id}&user_id=${sites.acme.users.dispatcher.id}`)).status).toBe(200);
+    const left = (await as.driver.get<One<Room & { created_by_user: unknown }>>(`/api/chat/room?id=${group.id}`)).body.data;
+    expect([left.created_by_user_id, left.created_by_user]).toEqual([sites.acme.users.dispatcher.id, creator]);
     const direct = (await as.driver.post<One<Room>>('/api/chat/room', { recipient_id: sites.acme.users.dispatcher.id })).body.data;
     const refused = await as.driver.post<Failure>('/api/chat/participant', { room_id: direct.id, user_id: sites.acme.users.admin.id });
     expect(refused.status).toBe(409);
@@ -83,6 +89,15 @@ describe('chat messages', () => {
     expect(history.body.data[0]!.sender?.display_name).toBeTruthy();
     const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=ChatMessage&entity_id=${sent.body.data.id}`);
     expect(audit.body.data.map((r) => r.action)).toEqual(['create']);
+  });
+
+  it('keeps a read marker at most at now: a clock running ahead does not hide the next messages', async () => {
+    const sent = await as.customer.post<One<Message>>('/api/chat/message', { recipient_id: sites.acme.users.driver.id, content: 'Ring twice' });
+    const roomId = sent.body.data.room_id;
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    expect((await as.driver.post<One<Room>>('/api/chat/room/read', { room_id: roomId, up_to: ahead })).body.data.unread_count).toBe(0);
+    await as.customer.post('/api/chat/message', { room_id: roomId, content: 'Actually, knock' });
+    expect((await as.driver.get<One<Room>>(`/api/chat/room?id=${roomId}`)).body.data.unread_count).toBe(1);
   });
 
   it('refuses attachments that are not confirmed, and changes nothing', async () => {

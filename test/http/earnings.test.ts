@@ -64,6 +64,12 @@ describe('earnings rules', () => {
     const back = await sites.acme.as.admin.put<One<Rule>>('/api/earnings/rule', { id: first.body.data.id, is_default: true });
     expect(back.body.data.is_default).toBe(true);
     expect((await sites.acme.as.admin.get<Many<Rule>>('/api/earnings/rule/search?is_default=true')).body.data.map((r) => r.id)).toEqual([first.body.data.id]);
+    // Each rule that lost the default has it in its own audit trail, naming the rule that took it.
+    const lost = contenders.find((r) => r.body.data.id !== first.body.data.id)!.body.data.id;
+    type AuditRow = { action: string; previous_data: { is_default?: boolean } | null; new_data: { is_default?: boolean; replaced_by?: string } | null };
+    const trail = await sites.acme.as.admin.get<Many<AuditRow>>(`/api/audit/search?entity_id=${lost}&sort=created_at`);
+    expect(trail.body.data.map((r) => r.action)).toEqual(['create', 'update']);
+    expect(trail.body.data[1]).toMatchObject({ previous_data: { is_default: true }, new_data: { is_default: false, replaced_by: expect.any(String) } });
     const refused = await sites.acme.as.admin.put<Failure>('/api/earnings/rule', { id: first.body.data.id, is_active: false });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('DEFAULT_RULE_REQUIRED');
@@ -141,6 +147,19 @@ describe('driver earnings', () => {
     expect((await sites.acme.as.dispatcher.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 0 })).status).toBe(400);
     const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=DriverEarning&entity_id=${earning.id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update', 'update']);
+  });
+
+  it("measures the distance paid with the site's mapping integration, as its ETAs and /gis routes do", async () => {
+    const before = await completeJob();
+    const tuned = await sites.acme.as.admin.put('/api/integration?integration_key=offline', { config: { profiles: { car: { detour_factor: 3 } } }, is_active: true });
+    expect(tuned.status).toBe(200);
+    try {
+      const after = await completeJob();
+      // The same stops: the default detour (1.3) against the site's 3.
+      expect(after.job_distance_meters / before.job_distance_meters).toBeCloseTo(3 / 1.3, 2);
+    } finally {
+      await sites.acme.as.admin.put('/api/integration?integration_key=offline', { is_active: false });
+    }
   });
 
   it('clamps a job to the rule minimum', async () => {

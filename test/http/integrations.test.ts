@@ -44,6 +44,9 @@ describe('integration catalog', () => {
     expect(byKey.slack!.features.has_onboarding).toBe(true);
     expect(byKey.mailbox!.is_default).toBe(true);
     expect(byKey.offline!.is_default).toBe(true);
+    const paged = await sites.acme.as.admin.get<{ data: Available[]; meta: { total: number; page: number; per_page: number } }>('/api/integration/available?page_size=2&page=1');
+    expect([paged.status, paged.body.data.length, paged.body.meta.page, paged.body.meta.per_page]).toEqual([200, 2, 1, 2]);
+    expect(paged.body.meta.total).toBe(response.body.data.length);
     const sms = await sites.acme.as.admin.get<{ data: Available[] }>('/api/integration/available?category=sms');
     expect(sms.body.data.map((p) => p.key)).toEqual(['sms_outbox', 'twilio']);
   });

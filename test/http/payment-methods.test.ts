@@ -33,7 +33,10 @@ describe('saved payment methods', () => {
     expect(second.body.data).toMatchObject({ brand: 'mastercard', last4: '5555', is_default: false });
     const list = await customer.get<{ data: Method[]; meta: { total: number } }>('/api/customer/payment-method');
     expect(list.body.data.map((m) => m.last4)).toEqual(['4242', '5555']);
-    expect(list.body.meta.total).toBe(2);
+    expect(list.body.meta).toEqual({ total: 2, page: 1, per_page: 20 });
+    // Paged as every list: page and per_page (or page_size).
+    const second_page = await customer.get<{ data: Method[]; meta: unknown }>('/api/customer/payment-method?page=2&per_page=1');
+    expect([second_page.status, second_page.body.data.map((m) => m.last4), second_page.body.meta]).toEqual([200, ['5555'], { total: 2, page: 2, per_page: 1 }]);
   });
 
   it('refuses an id the provider does not accept (422) and a duplicate (409), saving nothing', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
+import { createJob } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
 import { runConnectorRaw, startConnector, type Connector } from './connector-process.ts';
 import { startFakeListApi } from './fake-list-api.ts';
@@ -94,6 +95,16 @@ describe('MCP connector (real process over stdio, real API)', () => {
     const unknown = await admin.call('describe_api', { operation: 'no.such.operation' });
     expect(unknown).toMatchObject({ isError: true, data: { code: 'UNKNOWN_OPERATION' } });
     expect((await admin.client.listTools()).tools).toHaveLength(4);
+  });
+
+  it('sends a body on a GET only where the API documents one (available drivers, as the spec shows it)', async () => {
+    const job = await createJob(site.as.dispatcher);
+    const described = await admin.call('describe_api', { operation: 'GET /api/dispatch/available-drivers' });
+    expect((described.data.input as { body: { properties: Record<string, unknown> } }).body.properties).toHaveProperty('job_id');
+    const drivers = await admin.call('call_api', { operation: 'GET /api/dispatch/available-drivers', body: { job_id: job.id } });
+    expect(drivers).toMatchObject({ isError: false, data: { status: 200 } });
+    const refused = await admin.call('call_api', { operation: 'GET /api/audit/search', body: { q: 'x' } });
+    expect(refused).toMatchObject({ isError: true, data: { code: 'BODY_NOT_ALLOWED' } });
   });
 
   it('answers an unreachable API with a tool error, not a crash', async () => {

@@ -54,4 +54,15 @@ describe('chat over the socket', () => {
     expect(chat(dispatcherFeed)[0]!.data.participant_user_ids.sort()).toEqual([acme.users.dispatcher.id, acme.users.driver.id].sort());
     expect(chat(adminFeed)).toEqual([]);
   });
+
+  it('arrives within milliseconds of the commit, not at the relay\'s next poll (a second apart)', async () => {
+    const dispatcher = await connect('/dispatch', tokens.dispatcher);
+    const dispatcherFeed = collect<Feed>(dispatcher, 'feed');
+    // Five in a row: left to the poll, each would arrive within 400 ms about two times in five.
+    for (let i = 0; i < 5; i++) {
+      const sent = await rest.driver.post<{ data: { id: string } }>('/api/chat/message', { recipient_id: acme.users.dispatcher.id, content: `ping ${i}` });
+      await waitFor(`message ${i} at the dispatcher`, () => dispatcherFeed.some((e) => e.entity_id === sent.body.data.id), 400);
+    }
+    expect(dispatcherFeed.filter((e) => e.event === 'chat:message').map((e) => e.data.content)).toEqual([0, 1, 2, 3, 4].map((i) => `ping ${i}`));
+  });
 });
