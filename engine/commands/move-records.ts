@@ -52,7 +52,8 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
   data.previous_workflow_state_id = from.id;
   data.previous_phase = from.phase;
   // The driver a job was taken from hears of it too (the live feed routes on this field).
-  if (move.kind === 'job' && move.previousDriverUserId && move.previousDriverUserId !== move.entity.driverUserId) data.previous_driver_user_id = move.previousDriverUserId;
+  const previousDriver = move.kind === 'job' ? (move.previousDriverUserId ?? driversBefore.get(scope.touched)?.get(entity.id)) : null;
+  if (move.kind === 'job' && previousDriver && previousDriver !== move.entity.driverUserId) data.previous_driver_user_id = previousDriver;
   // A stop's event names its job's driver, so that it reaches their feed (a stop carries no driver of its own).
   if (move.kind === 'job') driversOfJobs(scope).set(entity.id, move.entity.driverUserId);
   if (move.kind === 'stop') {
@@ -75,4 +76,17 @@ function driversOfJobs(scope: CommandScope): Map<string, string | null> {
   let drivers = jobDrivers.get(scope.touched);
   if (!drivers) jobDrivers.set(scope.touched, (drivers = new Map()));
   return drivers;
+}
+
+const driversBefore = new WeakMap<CommandScope['touched'], Map<string, string | null>>();
+
+/**
+ * Notes a job's driver before this command changed it, for a move whose own write does not read it: a dispatch
+ * sets the new driver with the route join, before the job's move is written. Its event then names the driver the
+ * job was taken from (`previous_driver_user_id`), as a return's does.
+ */
+export function noteDriverBefore(scope: CommandScope, jobId: string, driverUserId: string | null): void {
+  let drivers = driversBefore.get(scope.touched);
+  if (!drivers) driversBefore.set(scope.touched, (drivers = new Map()));
+  if (!drivers.has(jobId)) drivers.set(jobId, driverUserId);
 }

@@ -13,6 +13,7 @@ import { planJobDispatch } from './dispatch-plan.ts';
 import { dispatchAtOnce } from './dispatch-at-once.ts';
 import { forgetDriverDayRoute } from './driver-day-routes.ts';
 import { assertDispatchableZone, toJobTarget, type JobTarget } from './job-target.ts';
+import { noteDriverBefore } from '../commands/move-records.ts';
 
 export type AssignInput = {
   jobId: string;
@@ -62,6 +63,8 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   if (!input.loaded) await assertDispatchableZone(em, job);
   if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${input.driverId} is not a worker of this site`, 'driver_id');
   if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
+  // A job created for a driver and dispatched to another: its event names the one it was meant for, who hears of it.
+  noteDriverBefore(scope, job.id, job.driverUserId);
   const vehicleId = input.vehicleId ?? driver.defaultVehicleId;
   if (!vehicleId) {
     throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');

@@ -47,6 +47,25 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     expect(withVehicle.body.data.job).toEqual((await acme.as.dispatcher.get<One>(`/api/job/${job.id}`)).body.data);
   });
 
+  it('names the driver a job was created for when it is dispatched to another (previous_driver_user_id), so they hear of it', async () => {
+    const meant = await createDriver(server, acme, { name: 'Meant Mia', at: near(1), vehicleId: vehicle });
+    const taker = await createDriver(server, acme, { name: 'Taker Tom', at: near(1), vehicleId: vehicle });
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: meant.id });
+    const assigned = await acme.as.dispatcher.post<One<Outcome>>('/api/dispatch/assign', { job_id: job.id, driver_id: taker.id });
+    expect(assigned.status).toBe(200);
+    const events = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ payload: { data: { driver_user_id: string; previous_driver_user_id?: string } } }[]>("select payload from outbox where entity_id = ? and event = 'job:state_change'", [job.id]),
+    );
+    expect(events.map((e) => [e.payload.data.driver_user_id, e.payload.data.previous_driver_user_id])).toEqual([[taker.id, meant.id]]);
+    // Dispatched to the driver it was created for: nobody was passed over.
+    const own = await createJob(acme.as.dispatcher, { driver_user_id: meant.id });
+    expect((await acme.as.dispatcher.post('/api/dispatch/assign', { job_id: own.id, driver_id: meant.id })).status).toBe(200);
+    const [ownEvent] = await inTenantScope(server.services.db.orm, { siteId: acme.site.id }, (em) =>
+      em.execute<{ payload: { data: Record<string, unknown> } }[]>("select payload from outbox where entity_id = ? and event = 'job:state_change'", [own.id]),
+    );
+    expect(ownEvent!.payload.data).not.toHaveProperty('previous_driver_user_id');
+  });
+
   it("assigns with the driver's default vehicle into their open route of the day; not an acceptance; audited with job:state_change", async () => {
     const driver = await createDriver(server, acme, { name: 'Manual Mo', at: near(1), vehicleId: vehicle });
     const first = await jobAt(acme.as.dispatcher, PARIS);
