@@ -1,9 +1,13 @@
+import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
 import type { TSchema } from 'typebox';
 import { ApiError } from './errors.ts';
 
-/** Largest accepted request body. */
-export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Largest accepted request body: the largest valid job (200 stops, each note at its 2,000-character limit, in
+ * multi-byte text) fits, with room for its addresses.
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /**
  * The query string as an object for validation: array-typed parameters collect repeated and comma-separated
@@ -26,10 +30,14 @@ export function readQuery(url: URL, schema: TSchema): Record<string, unknown> {
  */
 export async function readJsonBody(event: H3Event): Promise<unknown> {
   const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  // The Fetch API drops a GET's body; GET /dispatch/available-drivers takes one (as the spec shows): read the socket.
-  const text = event.req.method === 'GET' ? await readGetBody(event) : await event.req.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
+  if (declared > MAX_BODY_BYTES) throw tooLarge(event);
+  // Read from the socket, counting: a body sent without a length (chunked) is cut off at the limit rather than
+  // held whole in memory first. And the Fetch API drops a GET's body, which GET /dispatch/available-drivers takes
+  // (as the spec shows).
+  const node = event.runtime?.node?.req;
+  // An HTTP/1 request: the server is node:http's (app/server.ts).
+  const text = node ? await readNodeBody(node as IncomingMessage, () => tooLarge(event)) : await event.req.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge(event);
   if (text.trim() === '') return {};
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^application\/(.+\+)?json\b/i.test(type)) {
@@ -78,19 +86,34 @@ export function readRequestId(headers: Headers, fresh: () => string): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : fresh();
 }
 
-async function readGetBody(event: H3Event): Promise<string> {
-  const req = event.runtime?.node?.req;
-  if (!req || (!req.headers['content-length'] && !req.headers['transfer-encoding'])) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The body as sent, read from the socket until its end or until it passes the limit (then `refusal()` is thrown). */
+function readNodeBody(req: IncomingMessage, refusal: () => ApiError): Promise<string> {
+  if (!req.headers['content-length'] && !req.headers['transfer-encoding']) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      // Stop reading (not destroy: the answer still goes out on this socket, which then closes, see tooLarge).
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.pause();
+      reject(refusal());
+    };
+    const onEnd = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', reject);
+  });
 }
 
-function tooLarge(): ApiError {
+/**
+ * 413. The rest of the body is left unread, so the connection closes after the answer (`Connection: close`): kept
+ * alive, the next request on it would be read from the middle of this one's body.
+ */
+function tooLarge(event: H3Event): ApiError {
+  const res = event.runtime?.node?.res as { shouldKeepAlive?: boolean } | undefined;
+  if (res) res.shouldKeepAlive = false;
   return new ApiError(413, 'BODY_TOO_LARGE', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
 }

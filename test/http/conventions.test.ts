@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
@@ -66,6 +67,33 @@ describe('errors', () => {
       const searched = await acme.as.admin.get<{ fields: { field: string }[] }>(`/api/job/search?created_from=${encodeURIComponent(instant)}`);
       expect([searched.status, searched.body.fields[0]!.field], instant).toEqual([400, 'created_from']);
     }
+  });
+
+  it('takes the largest valid job (200 stops, every note at its limit) and refuses a body past 8 MiB, sized or chunked, with 413', async () => {
+    const note = 'n'.repeat(2000);
+    const stops = Array.from({ length: 200 }, (_, i) => ({
+      type: i % 2 === 0 ? 'pickup' : 'dropoff', street_address: `${i} Long Road`, city: 'Paris', point: { lat: 48.85 + i / 10_000, lng: 2.35 },
+      customer_notes: note, driver_notes: note, internal_notes: note,
+    }));
+    const big = await acme.as.admin.post<{ data: { stops: unknown[] } }>('/api/job', { customer_email: 'big@example.com', stops });
+    expect([big.status, big.body.data.stops.length]).toEqual([201, 200]);
+
+    const tooBig = JSON.stringify({ city: 'x'.repeat(8 * 1024 * 1024) });
+    const sized = await acme.as.admin.send<{ code: string }>('POST', '/api/address', undefined, tooBig);
+    expect([sized.status, sized.body.code]).toEqual([413, 'BODY_TOO_LARGE']);
+    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/api/address', headers: { host: `acme.localhost:${server.port}`, 'x-api-key': acme.keys.admin, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      // A client that would go on sending: the server answers once past the limit and does not wait for the rest.
+      req.on('error', reject);
+      for (let i = 0; i < 9; i++) req.write(Buffer.alloc(1024 * 1024, 0x20));
+      req.end();
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body)).toMatchObject({ code: 'BODY_TOO_LARGE' });
   });
 
   it('answers unknown routes with 404 in the error shape and a request id', async () => {
