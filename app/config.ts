@@ -32,7 +32,9 @@ const EnvSchema = Type.Object({
   SEED_DEMO: Type.Boolean({ default: true }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   RESPONSE_VALIDATION: Type.Boolean({ default: false }),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]*\\{site\\}[^/]*$' })),
   WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
+  OAUTH_TOKEN_URLS: Type.Optional(Type.String({ minLength: 2 })),
   MAPPING_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   ...ATTACHMENT_ENV,
   TRACK_POINT_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
@@ -64,8 +66,12 @@ export type Config = {
   trustProxy: boolean;
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
   responseValidation: boolean;
+  /** Sites' public origin, `{site}` standing for the subdomain: what links and redirects sent to browsers and providers start with. */
+  publicUrl: string;
   /** Accept webhook URLs on loopback addresses (tests' local receivers); refused in production. */
   webhookAllowLoopback: boolean;
+  /** OAuth token URLs replacing the providers' own, by integration key (tests' local providers); refused in production. */
+  oauthTokenUrls: Record<string, string>;
   /** Let sites' mapping engines (OSRM, Nominatim base_url) live on private networks; default public only. */
   mappingAllowPrivateNetworks: boolean;
   /** Attachment storage, limits and signed URL lifetime (ATTACHMENT_* variables). */
@@ -102,6 +108,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('Invalid environment variable WEBHOOK_ALLOW_LOOPBACK=true: not allowed when NODE_ENV=production');
   }
   const dataDir = path.resolve(valid.DATA_DIR);
+  const publicUrl = valid.PUBLIC_URL ?? `http://{site}.${valid.BASE_DOMAIN}${valid.PORT === 80 ? '' : `:${valid.PORT}`}`;
   return {
     env: valid.NODE_ENV,
     port: valid.PORT,
@@ -120,15 +127,34 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: valid.SEED_DEMO,
     trustProxy: valid.TRUST_PROXY,
     responseValidation: valid.RESPONSE_VALIDATION,
+    publicUrl,
     webhookAllowLoopback: valid.WEBHOOK_ALLOW_LOOPBACK,
+    oauthTokenUrls: tokenUrls(valid),
     mappingAllowPrivateNetworks: valid.MAPPING_ALLOW_PRIVATE_NETWORKS,
-    attachments: toAttachmentSettings(valid, dataDir),
+    attachments: toAttachmentSettings({ ...valid, ATTACHMENT_PUBLIC_URL: valid.ATTACHMENT_PUBLIC_URL ?? publicUrl }, dataDir),
     realtime: {
       trackThrottle: { intervalSeconds: valid.TRACK_POINT_INTERVAL_SECONDS, distanceMeters: valid.TRACK_POINT_DISTANCE_METERS },
       disconnectGraceSeconds: valid.DRIVER_DISCONNECT_GRACE_SECONDS,
       locationEventsPerSecond: valid.LOCATION_RATE_LIMIT_PER_SECOND,
     },
   };
+}
+
+function tokenUrls(valid: Env): Record<string, string> {
+  if (!valid.OAUTH_TOKEN_URLS) return {};
+  // Tokens would go wherever this points: production uses the providers' own URLs only.
+  if (valid.NODE_ENV === 'production') throw new ConfigError('Invalid environment variable OAUTH_TOKEN_URLS: not allowed when NODE_ENV=production');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(valid.OAUTH_TOKEN_URLS);
+  } catch {
+    parsed = null;
+  }
+  const urls = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.entries(parsed) : [];
+  if (urls.length === 0 || urls.some(([, url]) => typeof url !== 'string' || !/^https?:\/\//.test(url))) {
+    throw new ConfigError('Invalid environment variable OAUTH_TOKEN_URLS: a JSON object of integration key to http(s) URL');
+  }
+  return Object.fromEntries(urls) as Record<string, string>;
 }
 
 function developmentSecret(env: Env['NODE_ENV'], dataDir: string): string {

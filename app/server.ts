@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3/node';
 import { createHttpApp } from '../http/app.ts';
 import { mountAttachmentTransfer } from '../http/attachment-transfer.ts';
+import { mountIntegrationCallback } from '../http/integration-callback.ts';
 import { ALL_OPERATIONS } from '../http/operations/all-operations.ts';
 import { attachRealtime } from '../realtime/realtime-server.ts';
 import { createEarningsConsumer } from '../engine/earnings/record-earning.ts';
@@ -18,6 +19,7 @@ export type RunningServer = { server: Server; port: number; url: string; close()
 export async function startServer(services: Services): Promise<RunningServer> {
   const app = createHttpApp(services, ALL_OPERATIONS);
   mountAttachmentTransfer(app, services);
+  mountIntegrationCallback(app, services);
   const server = createServer(toNodeHandler(app));
   const realtime = attachRealtime(server, services);
   server.keepAliveTimeout = 65_000;

@@ -6,8 +6,19 @@ export type IntegrationCategory = (typeof INTEGRATION_CATEGORIES)[number];
 /** Display metadata a config field schema carries beside its JSON Schema keywords. */
 export type FieldMeta = { label: string; placeholder?: string; help_text?: string; secret?: boolean };
 
-/** OAuth providers: connect answers with this authorization URL (plus client id, redirect and a signed state). */
-export type OAuthFlow = { authorizeUrl: string; scope: string; clientIdField: string };
+/**
+ * OAuth providers: connect answers with the authorization URL (plus client id, redirect and a signed state); the
+ * callback trades the code at the token URL with the client id and secret of these config fields, and keeps the
+ * account the grant is for (`accountOf` reads it from the token answer).
+ */
+export type OAuthFlow = {
+  authorizeUrl: string;
+  tokenUrl: string;
+  scope: string;
+  clientIdField: string;
+  clientSecretField: string;
+  accountOf(answer: Record<string, unknown>): unknown;
+};
 
 /**
  * One provider a site can configure. `configSchema` is the single source of its config shape: validation, the

@@ -2,8 +2,19 @@ import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { constantTimeEqual } from '../../persistence/secrets.ts';
 import { DomainError } from '../domain-error.ts';
 
-/** What an OAuth `state` carries back from the provider: which site and integration started the flow, until when. */
-export type ConnectState = { site_id: string; integration_id: string; integration_key: string; expires_at: number; nonce: string };
+/**
+ * What an OAuth `state` carries back from the provider: which site and integration started the flow, who started it
+ * (the audit's actor of its end), where to send their browser afterwards, until when.
+ */
+export type ConnectState = {
+  site_id: string;
+  integration_id: string;
+  integration_key: string;
+  user_id: string | null;
+  redirect_url: string | null;
+  expires_at: number;
+  nonce: string;
+};
 
 /** How long a user has to finish the provider's consent screen. */
 export const CONNECT_STATE_TTL_MS = 15 * 60 * 1000;

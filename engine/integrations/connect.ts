@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from '../../persistence/audit.ts';
 import type { SiteIntegration } from '../../persistence/entities/site-integration.entity.ts';
-import type { FieldCrypto } from '../../persistence/field-crypto.ts';
 import { DomainError } from '../domain-error.ts';
 import { verifySmtp, type SmtpConfig } from '../notify/smtp-sender.ts';
 import type { ProviderDefinition } from './catalog.ts';
@@ -40,7 +39,7 @@ export async function connectIntegration(em: EntityManager, ctx: IntegrationCont
   const before = integrationAuditView(integration);
   if (provider.oauth) {
     integration.status = 'pending_authorization';
-    const connectUrl = authorizationUrl(provider, integration, ctx.crypto, deps);
+    const connectUrl = authorizationUrl(provider, integration, ctx, input.redirect_url ?? null, deps);
     audit(em, ctx, integration, before);
     await em.flush();
     return { integration, connectUrl, redirectUrl: input.redirect_url ?? deps.callbackUrl };
@@ -66,12 +65,15 @@ async function checkConnection(provider: ProviderDefinition, config: Record<stri
   }
 }
 
-function authorizationUrl(provider: ProviderDefinition, integration: SiteIntegration, crypto: FieldCrypto, deps: ConnectDeps): string {
+function authorizationUrl(provider: ProviderDefinition, integration: SiteIntegration, ctx: IntegrationContext, redirectUrl: string | null, deps: ConnectDeps): string {
   const oauth = provider.oauth!;
-  const state = deps.signer.sign({ site_id: integration.siteId, integration_id: integration.id, integration_key: provider.key }, deps.now);
+  const state = deps.signer.sign(
+    { site_id: integration.siteId, integration_id: integration.id, integration_key: provider.key, user_id: ctx.actor.userId, redirect_url: redirectUrl },
+    deps.now,
+  );
   const url = new URL(oauth.authorizeUrl);
   url.searchParams.set('response_type', 'code');
-  url.searchParams.set('client_id', String(readFullConfig(crypto, integration)[oauth.clientIdField] ?? ''));
+  url.searchParams.set('client_id', String(readFullConfig(ctx.crypto, integration)[oauth.clientIdField] ?? ''));
   url.searchParams.set('scope', oauth.scope);
   url.searchParams.set('redirect_uri', deps.callbackUrl);
   url.searchParams.set('state', state);

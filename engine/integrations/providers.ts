@@ -25,6 +25,13 @@ const remoteEngine = (what: string, adapterSchema: TObject) => {
   });
 };
 
+/** What the OAuth callback stores for a connected account (the tokens encrypted, as every secret field). */
+const OAUTH_GRANT_FIELDS = {
+  account_id: Type.Optional(field(Type.String({ maxLength: 256 }), { label: 'Connected account', help_text: 'set when the OAuth authorization completes' })),
+  access_token: Type.Optional(field(Type.String({ maxLength: 4096 }), { label: 'Access token', secret: true, help_text: 'set when the OAuth authorization completes' })),
+  refresh_token: Type.Optional(field(Type.String({ maxLength: 4096 }), { label: 'Refresh token', secret: true, help_text: 'set when the OAuth authorization completes' })),
+};
+
 /** Every provider of the catalog (`GET /integration/available`), keyed by its integration key. */
 export const PROVIDERS: readonly ProviderDefinition[] = [
   {
@@ -65,8 +72,16 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
       client_id: field(Type.String({ minLength: 1, maxLength: 128 }), { label: 'Client id', placeholder: 'ca_...' }),
       secret_key: field(Type.String({ minLength: 1, maxLength: 256 }), { label: 'Secret key', secret: true }),
       publishable_key: Type.Optional(field(Type.String({ maxLength: 256 }), { label: 'Publishable key' })),
+      ...OAUTH_GRANT_FIELDS,
     }),
-    oauth: { authorizeUrl: 'https://connect.stripe.com/oauth/authorize', scope: 'read_write', clientIdField: 'client_id' },
+    oauth: {
+      authorizeUrl: 'https://connect.stripe.com/oauth/authorize',
+      tokenUrl: 'https://connect.stripe.com/oauth/token',
+      scope: 'read_write',
+      clientIdField: 'client_id',
+      clientSecretField: 'secret_key',
+      accountOf: (answer) => answer.stripe_user_id,
+    },
   },
   {
     key: 'kafka',
@@ -124,8 +139,16 @@ export const PROVIDERS: readonly ProviderDefinition[] = [
       client_id: field(Type.String({ minLength: 1, maxLength: 128 }), { label: 'Client id' }),
       client_secret: field(Type.String({ minLength: 1, maxLength: 256 }), { label: 'Client secret', secret: true }),
       channel: Type.Optional(field(Type.String({ maxLength: 80 }), { label: 'Channel', placeholder: '#dispatch' })),
+      ...OAUTH_GRANT_FIELDS,
     }),
-    oauth: { authorizeUrl: 'https://slack.com/oauth/v2/authorize', scope: 'chat:write', clientIdField: 'client_id' },
+    oauth: {
+      authorizeUrl: 'https://slack.com/oauth/v2/authorize',
+      tokenUrl: 'https://slack.com/api/oauth.v2.access',
+      scope: 'chat:write',
+      clientIdField: 'client_id',
+      clientSecretField: 'client_secret',
+      accountOf: (answer) => (answer.team as { id?: unknown } | undefined)?.id,
+    },
   },
   {
     key: 'openai',

@@ -20,6 +20,7 @@ import {
   toSiteIntegrationResponse,
   UpdateIntegrationBody,
 } from '../schemas/integration.schema.ts';
+import { integrationCallbackUrl } from '../integration-callback.ts';
 import { requireSite } from '../tenancy.ts';
 
 const KeyQuery = Type.Object({ integration_key: IntegrationKey }, { additionalProperties: false });
@@ -89,7 +90,7 @@ export const integrationOperations = [
       const deps = {
         signer: new ConnectStateSigner(services.config.secretKey),
         now: services.clock.now(),
-        callbackUrl: `https://${current.subdomain}.${services.config.baseDomain}/api/integration/callback`,
+        callbackUrl: integrationCallbackUrl(services, current.subdomain),
         allowLoopback: services.config.webhookAllowLoopback,
       };
       const result = await transaction((em) => connectIntegration(em, integrationContext(services, actor, site), body, deps));

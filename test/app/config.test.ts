@@ -27,6 +27,17 @@ describe('configuration', () => {
     expect(loadConfig({ ...production, WEBHOOK_ALLOW_LOOPBACK: 'false' }).webhookAllowLoopback).toBe(false);
   });
 
+  it('builds the public origin from the domain and port unless PUBLIC_URL names one; OAuth token URLs are replaced in tests only', () => {
+    const base = { NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(32) };
+    expect(loadConfig({ ...base, BASE_DOMAIN: 'dispatch.test', PORT: '8080' }).publicUrl).toBe('http://{site}.dispatch.test:8080');
+    const proxied = loadConfig({ ...base, PUBLIC_URL: 'https://{site}.dispatch.example' });
+    expect([proxied.publicUrl, proxied.attachments.publicUrl]).toEqual(['https://{site}.dispatch.example', 'https://{site}.dispatch.example']);
+    expect(() => loadConfig({ ...base, PUBLIC_URL: 'https://dispatch.example' })).toThrow(/PUBLIC_URL/);
+    expect(loadConfig({ ...base, OAUTH_TOKEN_URLS: '{"slack":"http://127.0.0.1:9/token"}' }).oauthTokenUrls).toEqual({ slack: 'http://127.0.0.1:9/token' });
+    expect(() => loadConfig({ ...base, OAUTH_TOKEN_URLS: '{"slack":"ftp://x"}' })).toThrow(/OAUTH_TOKEN_URLS/);
+    expect(() => loadConfig({ ...base, NODE_ENV: 'production', OAUTH_TOKEN_URLS: '{"slack":"http://127.0.0.1:9/token"}' })).toThrow(/OAUTH_TOKEN_URLS/);
+  });
+
   it('stops the server start with that message and a non-zero exit', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'main.ts'], {
       cwd: ROOT,

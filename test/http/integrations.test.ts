@@ -74,7 +74,8 @@ describe('site integration config', () => {
   it('keeps a secret when omitted, replaces it when given, removes it with "" unless required', async () => {
     const created = await put(sites.acme, 'stripe', { config: { client_id: 'ca_1', secret_key: 'sk_test_first_value' } });
     expect(created.status).toBe(200);
-    expect(created.body.data.config).toEqual({ client_id: 'ca_1', has_secret_key: true });
+    // The OAuth grant's secret fields show too, unset until an authorization completes.
+    expect(created.body.data.config).toEqual({ client_id: 'ca_1', has_secret_key: true, has_access_token: false, has_refresh_token: false });
     const kept = await put(sites.acme, 'stripe', { config: { client_id: 'ca_2', has_secret_key: true } });
     expect(kept.body.data.config).toMatchObject({ client_id: 'ca_2', has_secret_key: true });
     const removeRequired = await put(sites.acme, 'stripe', { config: { secret_key: '' } });
