@@ -253,9 +253,12 @@ async function update(
   // snapshot, as a read right after would see them, since nothing else in this transaction writes them in between.
   // And, for a job returned to unassigned (the one move whose route cascade reads it), the route it was on before
   // (the statement's snapshot of `job` is from before its own update).
+  // And its open dispatch records (the driver's, which the return ends: `afterJobMove`).
   const routeBefore = jobReturned
     ? `, (select j.route_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${ROUTE_BEFORE},
-       (select j.driver_user_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${DRIVER_BEFORE}`
+       (select j.driver_user_id from job j where j.id = moved.id and j.site_id = moved.site_id) as ${DRIVER_BEFORE},
+       (select coalesce(json_agg(d.id), '[]'::json) from dispatch d
+         where d.job_id = moved.id and d.site_id = moved.site_id and d.is_active and d.status <> 'completed') as ${DISPATCHES_BEFORE}`
     : '';
   const phases = cascade.phases.map((phase) => `'${phase}'`).join(', ');
   const [row] = await scope.em.execute<(EntityRow & { [STOPS]: EntityRow[] })[]>(
@@ -273,8 +276,13 @@ const JOB_DRIVER_OF_STOP = `(select j.driver_user_id from job j where j.id = sto
 const STOPS = 'stops_read_with_move';
 const ROUTE_BEFORE = 'route_before_move';
 const DRIVER_BEFORE = 'driver_before_move';
+const DISPATCHES_BEFORE = 'open_dispatches_before_move';
 const stopsRead = new WeakMap<Applied, EntityRow[]>();
 const routesBefore = new WeakMap<Applied, string | null>();
+const dispatchesBefore = new WeakMap<Applied, string[]>();
+
+/** The ids of a returned job's open dispatch records before its return, when the statement that moved it read them. */
+export const openDispatchesBeforeMove = (move: Applied): string[] => dispatchesBefore.get(move) ?? [];
 
 /**
  * The route a job was on before its move (null: none), when the statement that moved it read it (a return to
@@ -306,6 +314,7 @@ function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned:
   const stops = row[STOPS] as EntityRow[] | undefined;
   if (stops) stopsRead.set(result, stops);
   if (ROUTE_BEFORE in row) routesBefore.set(result, (row[ROUTE_BEFORE] as string | null) ?? null);
+  if (DISPATCHES_BEFORE in row) dispatchesBefore.set(result, row[DISPATCHES_BEFORE] as string[]);
   return result;
 }
 

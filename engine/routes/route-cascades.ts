@@ -1,5 +1,6 @@
-import { routeBeforeMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from '../commands/apply-transition.ts';
+import { openDispatchesBeforeMove, routeBeforeMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from '../commands/apply-transition.ts';
 import { knownRoute } from '../commands/move-reads.ts';
+import { updateDispatch } from '../dispatch/dispatch-record.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
 import type { JobRecord } from '../jobs/job-view.ts';
 import { removeJobFromRoute } from './route-membership.ts';
@@ -18,6 +19,9 @@ export async function afterJobMove(scope: CommandScope, applied: Applied, move: 
   const job = applied.entity as JobRecord;
   let routeId = job.routeId;
   if (applied.to.phase === 'unassigned' && applied.from.phase !== 'unassigned') {
+    // The dispatch that gave it to its driver ends with the return: left active, it held the job (one active dispatch
+    // per job) against every later pool offer, bulk distribution and auto dispatch.
+    for (const id of openDispatchesBeforeMove(applied)) await updateDispatch(scope, id, { is_active: false }, 'is_active', [], 'return');
     // A job that was on no route has no route stops (they are written and removed with `job.route_id`): nothing to
     // take off, no route to complete, and no statement to send for it.
     if (routeBeforeMove(applied) === null) return;

@@ -47,6 +47,20 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     expect(withVehicle.body.data.job).toEqual((await acme.as.dispatcher.get<One>(`/api/job/${job.id}`)).body.data);
   });
 
+  it("ends the driver's dispatch when they return the job, so it can be offered again", async () => {
+    const driver = await createDriver(server, acme, { name: 'Return Rae', at: near(1), vehicleId: vehicle });
+    const job = await jobAt(acme.as.dispatcher, PARIS);
+    const assigned = await acme.as.dispatcher.post<One<Outcome>>('/api/dispatch/assign', { job_id: job.id, driver_id: driver.id });
+    expect(assigned.body.data.dispatch).toMatchObject({ status: 'processing' });
+    expect((await driver.client.post('/api/driver/job/return', { job_id: job.id })).status).toBe(200);
+    const ended = await acme.as.dispatcher.get<One<Dispatch & { is_active: boolean }>>(`/api/dispatch?id=${assigned.body.data.dispatch.id}`);
+    expect(ended.body.data.is_active).toBe(false);
+    const audit = await acme.as.admin.get<One<{ action: string }[]>>(`/api/audit/search?entity_id=${assigned.body.data.dispatch.id}`);
+    expect(audit.body.data.map((r) => r.action)).toContain('return');
+    const offered = await acme.as.dispatcher.post<One<{ succeeded: { job_id: string }[]; failed: unknown[] }>>('/api/dispatch/pool', { job_ids: [job.id] });
+    expect([offered.status, offered.body.data.succeeded.map((d) => d.job_id), offered.body.data.failed]).toEqual([200, [job.id], []]);
+  });
+
   it('names the driver a job was created for when it is dispatched to another (previous_driver_user_id), so they hear of it', async () => {
     const meant = await createDriver(server, acme, { name: 'Meant Mia', at: near(1), vehicleId: vehicle });
     const taker = await createDriver(server, acme, { name: 'Taker Tom', at: near(1), vehicleId: vehicle });
