@@ -2,7 +2,7 @@ import { applyTransition, type CommandScope } from '../commands/apply-transition
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
 import { jobFromRow } from '../jobs/job-view.ts';
-import { joinRouteWithDriver, loadRoute, openDriverDayRoute, type RouteRecord } from '../routes/route-membership.ts';
+import { assignRouteDriver, joinRouteWithDriver, loadRoute, openDriverDayRoute, type RouteRecord } from '../routes/route-membership.ts';
 import { dispatchInsert, insertDispatch, recordInsertedDispatch, recordWrittenDispatch, updateDispatch, type DispatchRow } from './dispatch-record.ts';
 import type { DispatchDecision, DispatchMethod } from './dispatch-types.ts';
 import type { CompletionColumn } from './dispatch-columns.ts';
@@ -70,6 +70,7 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');
   }
   if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
+  if (input.routeId) await takeNamedRoute(scope, input.routeId, driver.userId, vehicleId);
 
   // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
   const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);
@@ -185,6 +186,20 @@ export async function assertVehicle(scope: CommandScope, vehicleId: string): Pro
   const [vehicle] = await scope.em.execute<{ is_active: boolean }[]>('select is_active from vehicle where id = ? and site_id = ?', [vehicleId, scope.siteId]);
   if (!vehicle) throw new DomainError(404, 'NOT_FOUND', `Vehicle ${vehicleId} not found`, 'vehicle_id');
   if (!vehicle.is_active) throw new DomainError(409, 'VEHICLE_INACTIVE', `Vehicle ${vehicleId} is not active`, 'vehicle_id');
+}
+
+/**
+ * A route named for the job (`route_id`) is the driver's: one without a driver becomes theirs (with the vehicle),
+ * one of another driver is refused, as the route's own update refuses a driver its jobs contradict.
+ * @throws DomainError 409 DRIVER_MISMATCH naming route_id, 409 ROUTE_CLOSED, 404
+ */
+async function takeNamedRoute(scope: CommandScope, routeId: string, driverUserId: string, vehicleId: string): Promise<void> {
+  const route = await loadRoute(scope, routeId);
+  if (route.driverUserId === driverUserId) return;
+  if (route.driverUserId) {
+    throw new DomainError(409, 'DRIVER_MISMATCH', `Route ${routeId} is driver ${route.driverUserId}'s: dispatch the job to them, or to a route of this driver`, 'route_id');
+  }
+  await assignRouteDriver(scope, routeId, { driverUserId, vehicleId });
 }
 
 /** A new dispatch of a job replaces its earlier active ones (a withdrawn pool offer, a job returned by its driver). */

@@ -12,6 +12,7 @@ import { driverWithVehicle } from './driver-facts.ts';
 import { assertTeam, futureInstant, routeData } from './dispatch.service.ts';
 import { loadJobTarget } from './job-target.ts';
 import { inSavepoint } from './savepoint.ts';
+import { assertJobsFollowDriver } from '../routes/route-service.ts';
 import { scheduleRouteDispatch, type RouteDue } from './scheduled-batch.ts';
 import { assertScheduleSettled } from './scheduling-commit.ts';
 
@@ -144,6 +145,11 @@ async function scheduledResult(scope: CommandScope, row: DispatchRow, driver: { 
 async function dispatchWholeRoute(scope: CommandScope, request: RouteRequest): Promise<RouteDispatchResult & { decision: DispatchDecision }> {
   const driver = await driverWithVehicle(scope.em, scope.siteId, request);
   const vehicleId = driver.vehicleId;
+  // Checked before the route takes the driver and vehicle: each job would fail on them, leaving the route theirs.
+  if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
+  if (request.vehicle_id) await assertVehicle(scope, request.vehicle_id);
+  // Jobs already given to another driver stay theirs: the route cannot pass to someone else under them.
+  await assertJobsFollowDriver(scope, request.route_id, driver.userId, 'driver_id');
   const route = await assignRouteDriver(scope, request.route_id, { driverUserId: driver.userId, vehicleId });
   const dispatched: string[] = [];
   const failed: FailedJob[] = [];
@@ -165,7 +171,8 @@ async function dispatchWholeRoute(scope: CommandScope, request: RouteRequest): P
     if (result.ok) dispatched.push(jobId);
     else failed.push({ job_id: jobId, error: result.error.message, code: result.error.code });
   }
-  await dispatchRoute(scope, (await loadRoute(scope, route.id)));
+  // A route none of whose jobs could go stays as it was planned.
+  if (dispatched.length > 0) await dispatchRoute(scope, await loadRoute(scope, route.id));
   return {
     route: await routeData(scope, route.id),
     dispatched_job_ids: dispatched,

@@ -123,14 +123,14 @@ async function leavingJobs(scope: CommandScope, route: RouteRecord, ids: string[
 }
 
 /** A route's new driver must not contradict its open jobs already assigned to someone else. */
-async function assertJobsFollowDriver(scope: CommandScope, routeId: string, driver: string | null): Promise<void> {
+export async function assertJobsFollowDriver(scope: CommandScope, routeId: string, driver: string | null, field = 'driver_user_id'): Promise<void> {
   const [other] = await scope.em.execute<{ id: string; driver_user_id: string }[]>(
     `select id, driver_user_id from job where route_id = ? and site_id = ? and deleted_at is null
      and phase not in ('completed', 'cancelled') and driver_user_id is not null and driver_user_id is distinct from ? limit 1`,
     [routeId, scope.siteId, driver],
   );
   if (other) {
-    throw new DomainError(409, 'DRIVER_MISMATCH', `Job ${other.id} of this route is assigned to driver ${other.driver_user_id}; dispatch the route to change its driver`, 'driver_user_id');
+    throw new DomainError(409, 'DRIVER_MISMATCH', `Job ${other.id} of this route is assigned to driver ${other.driver_user_id}; return it first to change the route's driver`, field);
   }
 }
 

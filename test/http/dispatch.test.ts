@@ -409,6 +409,25 @@ describe('many jobs at once', () => {
     expect(byTeam.status).toBe(200);
     expect(byTeam.body.data).toMatchObject({ selected_driver_id: member.id, selection_strategy: 'eta', dispatched_job_ids: [other.id] });
   });
+
+  it("keeps a route and its jobs with one driver: no route passes over another driver's jobs, no job joins another driver's route", async () => {
+    const [ann, bob] = [await createDriver(server, acme, { name: 'Route Ann', at: near(1), vehicleId: vehicle }), await createDriver(server, acme, { name: 'Route Bob', at: near(1), vehicleId: vehicle })];
+    const job = await jobAt(acme.as.dispatcher, PARIS);
+    const route = (await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Ann day', service_date: '2030-01-04', job_ids: [job.id] })).body.data.id;
+    expect((await acme.as.dispatcher.post('/api/dispatch/route', { route_id: route, driver_id: ann.id })).status).toBe(200);
+    const passed = await acme.as.dispatcher.post<Failure>('/api/dispatch/route', { route_id: route, driver_id: bob.id });
+    expect([passed.status, passed.body.code, passed.body.fields?.[0]?.field]).toEqual([409, 'DRIVER_MISMATCH', 'driver_id']);
+    const joined = await acme.as.dispatcher.post<Failure>('/api/dispatch/assign', { job_id: (await jobAt(acme.as.dispatcher, PARIS)).id, driver_id: bob.id, route_id: route });
+    expect([joined.status, joined.body.code, joined.body.fields?.[0]?.field]).toEqual([409, 'DRIVER_MISMATCH', 'route_id']);
+    const read = (await acme.as.dispatcher.get<One<{ driver_user_id: string; phase: string }>>(`/api/route?id=${route}`)).body.data;
+    expect(read.driver_user_id).toBe(ann.id);
+    // A bogus vehicle is refused before the route takes anything; a route none of whose jobs went stays planned.
+    const planned = (await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Empty', service_date: '2030-01-04' })).body.data.id;
+    const bogus = await acme.as.dispatcher.post<Failure>('/api/dispatch/route', { route_id: planned, driver_id: bob.id, vehicle_id: 'veh_bogus' });
+    expect([bogus.status, bogus.body.fields?.[0]?.field]).toEqual([404, 'vehicle_id']);
+    const empty = await acme.as.dispatcher.post<One<{ route: { phase: string; driver_user_id: string | null } }>>('/api/dispatch/route', { route_id: planned, driver_id: bob.id });
+    expect(empty.body.data.route).toMatchObject({ phase: 'unassigned' });
+  });
 });
 
 describe('auto dispatch', () => {
