@@ -57,12 +57,11 @@ export async function bulkDistribute(deps: DispatchDeps, ctx: CommandContext, re
  */
 export async function runScheduledBulk(deps: DispatchDeps, ctx: CommandContext, due: BulkDue): Promise<void> {
   const rows = await deps.engine.command(ctx, `team:${due.team_id}`, async (scope) => {
-    const pending = await scope.em.execute<DispatchRow[]>(
+    await assertScheduleSettled(scope.em, due.xid);
+    return scope.em.execute<DispatchRow[]>(
       "select * from dispatch where id in (?) and site_id = ? and status = 'pending' and dispatched_at is null and is_active and job_id is not null order by id",
       [due.dispatch_ids, scope.siteId],
     );
-    if (pending.length === 0) await assertScheduleSettled(scope.em, due.xid);
-    return pending;
   });
   if (rows.length === 0) return;
   const dispatchIds = new Map(rows.map((r) => [r.job_id!, r.id]));

@@ -86,12 +86,12 @@ export async function dispatchRouteToTeam(deps: DispatchDeps, ctx: CommandContex
  */
 export async function runScheduledRoute(deps: DispatchDeps, ctx: CommandContext, due: RouteDue): Promise<void> {
   await deps.engine.command(ctx, `route:${due.route_id}`, async (scope) => {
+    await assertScheduleSettled(scope.em, due.xid);
     const [row] = await scope.em.execute<DispatchRow[]>(
       "select * from dispatch where id = ? and site_id = ? and status = 'pending' and dispatched_at is null and is_active",
       [due.dispatch_id, scope.siteId],
     );
-    if (!row) return assertScheduleSettled(scope.em, due.xid);
-    if (!row.plan || !row.route_id) return;
+    if (!row?.plan || !row.route_id) return;
     const plan = row.plan;
     const common = { route_id: row.route_id, vehicle_id: plan.vehicle_id ?? undefined, require_confirmation: plan.require_confirmation };
     const result =

@@ -61,12 +61,12 @@ export function createDueDispatchHandler(deps: DispatchDeps): JobHandler {
     const ctx = systemContext(due.site_id, `dispatch.${due.dispatch_id}`);
     try {
       await deps.engine.command(ctx, `job:${due.job_id}`, async (scope) => {
+        await assertScheduleSettled(scope.em, due.xid);
         const [row] = await scope.em.execute<DispatchRow[]>(
           "select * from dispatch where id = ? and site_id = ? and status = 'pending' and dispatched_at is null and is_active",
           [due.dispatch_id, due.site_id],
         );
-        if (!row) return assertScheduleSettled(scope.em, due.xid);
-        if (!row.plan || !row.job_id) return;
+        if (!row?.plan || !row.job_id) return;
         const plan = row.plan;
         const common = { jobId: row.job_id, vehicleId: plan.vehicle_id, routeId: plan.route_id, teamId: row.team_id, requireConfirmation: plan.require_confirmation, dispatchId: row.id };
         if (plan.driver_id) await assignJob(scope, { ...common, driverId: plan.driver_id, method: row.method });

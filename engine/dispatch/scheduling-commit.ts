@@ -7,9 +7,9 @@ import type { DurableQueue } from '../queue/durable-queue.ts';
  * transaction commits, and one due at once (or in a few milliseconds) can run while the records are not visible
  * yet. Found nothing then, it used to end, and the pending records it should have carried out stayed pending for
  * good (a job blocked by its one active dispatch). So the job carries the id of the transaction that scheduled it,
- * and a run that finds nothing asks PostgreSQL how that transaction ended: still open, the run fails and the
- * queue runs it again after its backoff; rolled back, there is nothing to do. The table queue writes the job in
- * that same transaction, so it never runs early and carries no id.
+ * and a run first asks PostgreSQL whether that transaction has ended: still running, the run fails and the queue
+ * runs it again after its backoff; ended, the records are read (none if it rolled back: nothing to do). The table
+ * queue writes the job in that same transaction, so it never runs early and carries no id.
  */
 export async function schedulingTransaction(queue: DurableQueue, scope: CommandScope): Promise<string | undefined> {
   if (queue.backend !== 'bullmq') return undefined;
@@ -27,12 +27,15 @@ export class ScheduleNotCommitted extends Error {
 }
 
 /**
- * Called when a due job found none of its pending records: throws {@link ScheduleNotCommitted} while the
- * transaction that scheduled it is still in progress; returns when it committed (the records were carried out,
- * cancelled or deleted since) or rolled back (they never existed).
+ * Called before a due job reads its pending records: throws {@link ScheduleNotCommitted} while the transaction that
+ * scheduled them is still running (as this statement's snapshot sees it), so that the run fails and the queue runs
+ * it again. Once it has ended here it has ended for every later statement too (snapshots only move forward), so the
+ * read that follows sees the records if it committed; none if it rolled back, and the run ends. Asking
+ * `pg_xact_status` instead left a gap: a transaction whose commit is recorded but which a new snapshot still counts as
+ * running, so that a read right after missed its records.
  */
 export async function assertScheduleSettled(em: EntityManager, xid: string | undefined): Promise<void> {
   if (xid === undefined) return;
-  const [row] = await em.execute<{ status: string | null }[]>('select pg_xact_status(?::xid8) as status', [xid]);
-  if (row?.status === 'in progress') throw new ScheduleNotCommitted(xid);
+  const [row] = await em.execute<{ ended: boolean }[]>('select pg_visible_in_snapshot(?::xid8, pg_current_snapshot()) as ended', [xid]);
+  if (row?.ended !== true) throw new ScheduleNotCommitted(xid);
 }
