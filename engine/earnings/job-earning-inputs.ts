@@ -1,20 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MappingProvider } from '../mapping/mapping-provider.ts';
+import type { MappingProvider, TransportMode } from '../mapping/mapping-provider.ts';
 import type { EarningInputs } from './compute-earning.ts';
 
 type StopRow = { id: string; lat: number; lng: number };
 type StateChangeRow = { entity_id: string; phase: string; created_at: Date };
 
+/** The path a completed job's driver is paid for: its stops in order, by the mode of the route's vehicle. */
+export type PaidPath = { waypoints: { lat: number; lng: number }[]; mode: TransportMode };
+
 /**
- * Measures a completed job for its driver's pay, from what the engine recorded:
+ * Measures a completed job for its driver's pay, from what the engine recorded, all but its distance (`distanceOf`
+ * measures the returned path with the site's mapping provider, outside any transaction: it may be a network call):
  * - price: the service type's base price plus the prices of the job's options;
- * - distance: the route through its stops in order, from the site's mapping provider;
  * - duration: from the job's first move into progress (else its dispatch) to its completion;
  * - wait: at each completed stop, from the move into the state it was completed from (arrived, loading, ...) to
  *   the completion, when that state was an in-progress one: the time the driver spent there.
  * Moves come from the audit log, which holds every transition with its time in the same transaction.
  */
-export async function jobEarningInputs(em: EntityManager, mapping: MappingProvider, jobId: string): Promise<EarningInputs & { completedAt: Date }> {
+export async function jobEarningFacts(em: EntityManager, jobId: string): Promise<{ inputs: Omit<EarningInputs, 'distanceMeters'>; completedAt: Date; path: PaidPath }> {
   const [job] = await em.execute<{ completed_at: Date | null; service_type_id: string | null; option_ids: string[]; mode: string | null }[]>(
     `select j.completed_at, j.service_type_id, j.option_ids, v.type as mode
        from job j left join route r on r.id = j.route_id left join vehicle v on v.id = r.vehicle_id
@@ -22,7 +25,6 @@ export async function jobEarningInputs(em: EntityManager, mapping: MappingProvid
     [jobId],
   );
   if (!job) throw new Error(`job ${jobId} not found for its earning`);
-  const completedAt = job.completed_at ? new Date(job.completed_at) : new Date();
   const stops = await em.execute<StopRow[]>(
     'select s.id, a.lat, a.lng from stop s join address a on a.id = s.address_id where s.job_id = ? order by s.sort_order, s.id',
     [jobId],
@@ -33,14 +35,26 @@ export async function jobEarningInputs(em: EntityManager, mapping: MappingProvid
       order by created_at, id`,
     [jobId, jobId],
   );
+  const vehicle = job.mode;
   return {
-    completedAt,
-    priceCents: await jobPriceCents(em, job.service_type_id, job.option_ids),
-    distanceMeters: await routeDistance(mapping, stops, job.mode),
-    durationSeconds: jobDuration(moves.filter((m) => m.entity_id === jobId)),
-    stopCount: stops.length,
-    waitSeconds: stops.reduce((sum, stop) => sum + timeAtStop(moves.filter((m) => m.entity_id === stop.id)), 0),
+    completedAt: job.completed_at ? new Date(job.completed_at) : new Date(),
+    inputs: {
+      priceCents: await jobPriceCents(em, job.service_type_id, job.option_ids),
+      durationSeconds: jobDuration(moves.filter((m) => m.entity_id === jobId)),
+      stopCount: stops.length,
+      waitSeconds: stops.reduce((sum, stop) => sum + timeAtStop(moves.filter((m) => m.entity_id === stop.id)), 0),
+    },
+    path: {
+      waypoints: stops.map((s) => ({ lat: s.lat, lng: s.lng })),
+      mode: vehicle === 'bike' || vehicle === 'cargo_bike' ? 'bike' : vehicle === 'on_foot' ? 'on_foot' : 'car',
+    },
   };
+}
+
+/** The road distance of a paid path, in meters (none for fewer than two stops). */
+export async function distanceOf(mapping: MappingProvider, path: PaidPath): Promise<number> {
+  if (path.waypoints.length < 2) return 0;
+  return (await mapping.route({ waypoints: path.waypoints, mode: path.mode })).distance_meters;
 }
 
 async function jobPriceCents(em: EntityManager, serviceTypeId: string | null, optionIds: string[]): Promise<number> {
@@ -50,13 +64,6 @@ async function jobPriceCents(em: EntityManager, serviceTypeId: string | null, op
     [serviceTypeId, `{${optionIds.map((id) => `"${id}"`).join(',')}}`],
   );
   return Number(row?.base ?? 0) + Number(row?.extras ?? 0);
-}
-
-async function routeDistance(mapping: MappingProvider, stops: StopRow[], vehicleType: string | null): Promise<number> {
-  if (stops.length < 2) return 0;
-  const mode = vehicleType === 'bike' || vehicleType === 'cargo_bike' ? 'bike' : vehicleType === 'on_foot' ? 'on_foot' : 'car';
-  const route = await mapping.route({ waypoints: stops.map((s) => ({ lat: s.lat, lng: s.lng })), mode });
-  return route.distance_meters;
 }
 
 /** Both ends from the audit log, so they come from one clock. */

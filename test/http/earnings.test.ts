@@ -162,6 +162,18 @@ describe('driver earnings', () => {
     }
   });
 
+  it('pays from the offline estimate when the site routing engine fails, rather than not at all', async () => {
+    const before = await completeJob();
+    const dead = await sites.acme.as.admin.put('/api/integration?integration_key=osrm', { config: { base_url: 'https://osrm.invalid', timeout_ms: 500 }, is_active: true });
+    expect(dead.status).toBe(200);
+    try {
+      const after = await completeJob();
+      expect(after.job_distance_meters).toBe(before.job_distance_meters);
+    } finally {
+      await sites.acme.as.admin.put('/api/integration?integration_key=osrm', { is_active: false });
+    }
+  });
+
   it('clamps a job to the rule minimum', async () => {
     const rule = await sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Guaranteed', components: [{ type: 'per_stop', rate: 1 }], minimum_amount: 8.5, maximum_amount: 30, is_default: true });
     expect(rule.body.data).toMatchObject({ is_default: true, minimum_amount: 8.5, maximum_amount: 30 });
