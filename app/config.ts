@@ -108,7 +108,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('Invalid environment variable WEBHOOK_ALLOW_LOOPBACK=true: not allowed when NODE_ENV=production');
   }
   const dataDir = path.resolve(valid.DATA_DIR);
-  const publicUrl = valid.PUBLIC_URL ?? `http://{site}.${valid.BASE_DOMAIN}${valid.PORT === 80 ? '' : `:${valid.PORT}`}`;
+  // In production behind TLS on the standard port (providers refuse plain-http redirect URIs); else this server's own.
+  const publicUrl =
+    valid.PUBLIC_URL ?? (valid.NODE_ENV === 'production' ? `https://{site}.${valid.BASE_DOMAIN}` : `http://{site}.${valid.BASE_DOMAIN}${valid.PORT === 80 ? '' : `:${valid.PORT}`}`);
   return {
     env: valid.NODE_ENV,
     port: valid.PORT,

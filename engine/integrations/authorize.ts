@@ -29,7 +29,7 @@ export type AuthorizeOutcome = { integration: SiteIntegration; state: ConnectSta
 /**
  * The end of an OAuth connect: the `state` must be one this server signed for this site, unexpired, for an
  * integration still `pending_authorization`. On consent the code is traded for the account's tokens (outside any
- * transaction: a network call), then, in one transaction, the tokens are stored encrypted, the provider becomes its
+ * transaction: a network call, the integration `authorizing` meanwhile), then, in one transaction, the tokens are stored encrypted, the provider becomes its
  * category's active one and `connected`. A refusal at the provider (`error`) or a failed exchange leaves it
  * `configured` (connect again to retry). Either way the end is audited as `authorize`, by the user who connected.
  * @throws DomainError 400 INVALID_CONNECT_STATE, 404, 409 NOT_PENDING_AUTHORIZATION
@@ -39,7 +39,16 @@ export async function completeAuthorization(deps: AuthorizeDeps, siteId: string,
   if (state.site_id !== siteId) throw DomainError.invalid('INVALID_CONNECT_STATE', 'The connect state belongs to another site', 'state');
   const provider = requireProvider(state.integration_key);
   const ctx: IntegrationContext = { actor: { userId: state.user_id, applicationId: null, requestId: deps.requestId }, siteId, crypto: deps.crypto };
-  const pending = await inTenantScope(deps.orm, { siteId }, async (em) => readFullConfig(deps.crypto, await pendingIntegration(em, state)));
+  // The state is claimed first (pending → authorizing, under the category's lock), so that of two callbacks with it
+  // (a reload during the exchange) one trades the code and the other is refused, rather than its refused second use
+  // of the code overwriting the grant.
+  const pending = await inTenantScope(deps.orm, { siteId }, async (em) => {
+    await lockCategory(em, siteId, provider.category);
+    const row = await integrationIn(em, state, 'pending_authorization');
+    row.status = 'authorizing';
+    await em.flush();
+    return readFullConfig(deps.crypto, row);
+  });
   let grant: OAuthGrant | null = null;
   let error: AuthorizeOutcome['error'] = query.error
     ? { status: 422, code: 'AUTHORIZATION_DENIED', message: `The provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ''}` }
@@ -55,7 +64,7 @@ export async function completeAuthorization(deps: AuthorizeDeps, siteId: string,
   }
   const integration = await inTenantScope(deps.orm, { siteId }, async (em) => {
     await lockCategory(em, siteId, provider.category);
-    const row = await pendingIntegration(em, state);
+    const row = await integrationIn(em, state, 'authorizing');
     const before = integrationAuditView(row);
     if (grant) {
       applyConfigPatch(deps.crypto, row, provider, { account_id: grant.accountId, access_token: grant.accessToken, refresh_token: grant.refreshToken });
@@ -71,12 +80,12 @@ export async function completeAuthorization(deps: AuthorizeDeps, siteId: string,
   return { integration, state, error };
 }
 
-/** The integration the state names, while it waits for this authorization. */
-async function pendingIntegration(em: Parameters<Parameters<typeof inTenantScope>[2]>[0], state: ConnectState): Promise<SiteIntegration> {
+/** The integration the state names, in the status this step of the authorization expects. */
+async function integrationIn(em: Parameters<Parameters<typeof inTenantScope>[2]>[0], state: ConnectState, status: string): Promise<SiteIntegration> {
   const row = await em.findOne(SiteIntegrationSchema, { id: state.integration_id, integrationKey: state.integration_key });
   if (!row) throw DomainError.notFound('Integration', state.integration_key);
-  if (row.status !== 'pending_authorization') {
-    throw DomainError.conflict('NOT_PENDING_AUTHORIZATION', `${state.integration_key} is ${row.status}, not waiting for an authorization: connect it again`);
+  if (row.status !== status) {
+    throw DomainError.conflict('NOT_PENDING_AUTHORIZATION', `${state.integration_key} is ${row.status}, not waiting for this authorization: connect it again`);
   }
   return row;
 }

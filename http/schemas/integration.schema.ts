@@ -52,7 +52,7 @@ export const SiteIntegrationResponse = Type.Object(
     routing_key: Type.String({ description: 'opaque id of this integration in provider callbacks' }),
     config: Type.Record(Type.String(), Type.Unknown(), { description: 'plain settings; each secret field appears only as has_<field>: true|false' }),
     is_active: Type.Boolean(),
-    status: Type.Union([Type.Literal('configured'), Type.Literal('pending_authorization'), Type.Literal('connected')]),
+    status: Type.Union([Type.Literal('configured'), Type.Literal('pending_authorization'), Type.Literal('authorizing'), Type.Literal('connected')]),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -112,7 +112,7 @@ export function toSiteIntegrationResponse(row: SiteIntegration) {
     routing_key: row.routingKey,
     config: publicConfig(row, findProvider(row.integrationKey)),
     is_active: row.isActive,
-    status: row.status as 'configured' | 'pending_authorization' | 'connected',
+    status: row.status as 'configured' | 'pending_authorization' | 'authorizing' | 'connected',
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

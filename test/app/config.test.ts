@@ -30,6 +30,8 @@ describe('configuration', () => {
   it('builds the public origin from the domain and port unless PUBLIC_URL names one; OAuth token URLs are replaced in tests only', () => {
     const base = { NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(32) };
     expect(loadConfig({ ...base, BASE_DOMAIN: 'dispatch.test', PORT: '8080' }).publicUrl).toBe('http://{site}.dispatch.test:8080');
+    // In production the sites are behind TLS on the standard port.
+    expect(loadConfig({ ...base, NODE_ENV: 'production', BASE_DOMAIN: 'dispatch.example', PORT: '8080' }).publicUrl).toBe('https://{site}.dispatch.example');
     const proxied = loadConfig({ ...base, PUBLIC_URL: 'https://{site}.dispatch.example' });
     expect([proxied.publicUrl, proxied.attachments.publicUrl]).toEqual(['https://{site}.dispatch.example', 'https://{site}.dispatch.example']);
     expect(() => loadConfig({ ...base, PUBLIC_URL: 'https://dispatch.example' })).toThrow(/PUBLIC_URL/);

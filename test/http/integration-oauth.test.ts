@@ -21,15 +21,18 @@ async function startProvider(): Promise<string> {
       const form = Object.fromEntries(new URLSearchParams(body));
       exchanges.push(form);
       res.setHeader('content-type', 'application/json');
-      const granted = form.code === 'good' && form.client_secret === 'slack-secret-planted-31';
-      res.end(JSON.stringify(granted ? { ok: true, access_token: 'xoxb-planted-token', team: { id: 'T0042', name: 'Acme' } } : { ok: false, error: 'invalid_code' }));
+      // `slow` takes 300 ms to answer (room for a callback to arrive twice meanwhile).
+      const granted = (form.code === 'good' || form.code === 'slow') && form.client_secret === 'slack-secret-planted-31';
+      const answer = granted ? { ok: true, access_token: 'xoxb-planted-token', team: { id: 'T0042', name: 'Acme' } } : { ok: false, error: 'invalid_code' };
+      setTimeout(() => res.end(JSON.stringify(answer)), form.code === 'slow' ? 300 : 0);
     });
   });
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(provider.address() as AddressInfo).port}/oauth.v2.access`;
 }
 
-const sites = useTwoSites(async () => ({ OAUTH_TOKEN_URLS: JSON.stringify({ slack: await startProvider() }) }));
+const PUBLIC_URL = 'http://{site}.dispatch.test:4321';
+const sites = useTwoSites(async () => ({ OAUTH_TOKEN_URLS: JSON.stringify({ slack: await startProvider() }), PUBLIC_URL }));
 afterAll(() => new Promise((resolve) => provider.close(resolve)));
 
 type Integration = { integration_key: string; is_active: boolean; status: string; config: Record<string, unknown> };
@@ -51,7 +54,8 @@ const slack = async () => (await sites.acme.as.admin.get<{ data: Integration[] }
 describe('the OAuth callback', () => {
   it('trades the code for the account, connects and activates the provider, and sends the browser back', async () => {
     const { state, redirectUri } = await connect('https://console.acme.example/integrations');
-    expect(redirectUri).toBe(`http://acme.localhost:${sites.server.services.config.port}/api/integration/callback`);
+    // The site's public origin (PUBLIC_URL), not the address this test server happens to listen on.
+    expect(redirectUri).toBe('http://acme.dispatch.test:4321/api/integration/callback');
     const answer = await callback('acme', { state, code: 'good' });
     expect(answer.status).toBe(302);
     expect(answer.headers.location).toBe('https://console.acme.example/integrations?integration_key=slack&status=connected');
@@ -68,6 +72,15 @@ describe('the OAuth callback', () => {
     // A state works once: the integration no longer waits for an authorization.
     const replay = await callback('acme', { state, code: 'good' });
     expect([replay.status, replay.body.code]).toEqual([409, 'NOT_PENDING_AUTHORIZATION']);
+  });
+
+  it('trades a code once when the callback arrives twice during the exchange: the second is refused, the grant kept', async () => {
+    const { state } = await connect();
+    const before = exchanges.length;
+    const answers = await Promise.all([callback('acme', { state, code: 'slow' }), callback('acme', { state, code: 'slow' })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(exchanges.length - before).toBe(1);
+    expect(await slack()).toMatchObject({ status: 'connected', is_active: true });
   });
 
   it('leaves the provider configured when the admin refuses or the code is refused, and says so', async () => {
