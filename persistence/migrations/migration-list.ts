@@ -34,6 +34,7 @@ import { DispatchTeamCheck0033 } from './0033-dispatch-team-check.ts';
 import { CascadeChecks0034 } from './0034-cascade-checks.ts';
 import { TurnLockKeys0035 } from './0035-turn-lock-keys.ts';
 import { AccountBeyondSite0036 } from './0036-account-beyond-site.ts';
+import { IntegrationAuthorizing0037 } from './0037-integration-authorizing.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -72,4 +73,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0034-cascade-checks', class: CascadeChecks0034 },
   { name: '0035-turn-lock-keys', class: TurnLockKeys0035 },
   { name: '0036-account-beyond-site', class: AccountBeyondSite0036 },
+  { name: '0037-integration-authorizing', class: IntegrationAuthorizing0037 },
 ];
