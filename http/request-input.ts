@@ -29,15 +29,15 @@ export function readQuery(url: URL, schema: TSchema): Record<string, unknown> {
  * @throws ApiError 413 BODY_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 400 INVALID_JSON / INVALID_BODY
  */
 export async function readJsonBody(event: H3Event): Promise<unknown> {
-  const declared = Number(event.req.headers.get('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge(event);
   // Read from the socket, counting: a body sent without a length (chunked) is cut off at the limit rather than
   // held whole in memory first. And the Fetch API drops a GET's body, which GET /dispatch/available-drivers takes
   // (as the spec shows).
   const node = event.runtime?.node?.req;
+  const declared = Number(event.req.headers.get('content-length') ?? 0);
+  if (declared > MAX_BODY_BYTES && !node) throw tooLarge();
   // An HTTP/1 request: the server is node:http's (app/server.ts).
-  const text = node ? await readNodeBody(node as IncomingMessage, () => tooLarge(event)) : await event.req.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge(event);
+  const text = node ? await readNodeBody(node as IncomingMessage) : await event.req.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge();
   if (text.trim() === '') return {};
   const type = event.req.headers.get('content-type') ?? '';
   if (!/^application\/(.+\+)?json\b/i.test(type)) {
@@ -86,34 +86,34 @@ export function readRequestId(headers: Headers, fresh: () => string): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : fresh();
 }
 
-/** The body as sent, read from the socket until its end or until it passes the limit (then `refusal()` is thrown). */
-function readNodeBody(req: IncomingMessage, refusal: () => ApiError): Promise<string> {
+/**
+ * Past the limit, how much more of a body is read and dropped before the 413: a client that sends a body a little
+ * too large gets its answer on a connection that stays usable. Beyond this the 413 goes out at once and node:http
+ * closes the connection (the rest unread), which a client still sending may see as a broken pipe instead.
+ */
+const DRAIN_LIMIT_BYTES = 4 * MAX_BODY_BYTES;
+
+/**
+ * The body as sent, read from the socket until its end. Past the limit nothing more is kept: the rest is dropped up
+ * to its end (or up to DRAIN_LIMIT_BYTES, a declared length beyond it not even waited for), then 413 is thrown.
+ */
+function readNodeBody(req: IncomingMessage): Promise<string> {
   if (!req.headers['content-length'] && !req.headers['transfer-encoding']) return Promise.resolve('');
+  if (Number(req.headers['content-length'] ?? 0) > DRAIN_LIMIT_BYTES) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
+    req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
-      // Stop reading (not destroy: the answer still goes out on this socket, which then closes, see tooLarge).
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.pause();
-      reject(refusal());
-    };
-    const onEnd = () => resolve(Buffer.concat(chunks).toString('utf8'));
-    req.on('data', onData);
-    req.on('end', onEnd);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size > DRAIN_LIMIT_BYTES) reject(tooLarge());
+    });
+    req.on('end', () => (size > MAX_BODY_BYTES ? reject(tooLarge()) : resolve(Buffer.concat(chunks).toString('utf8'))));
     req.on('error', reject);
   });
 }
 
-/**
- * 413. The rest of the body is left unread, so the connection closes after the answer (`Connection: close`): kept
- * alive, the next request on it would be read from the middle of this one's body.
- */
-function tooLarge(event: H3Event): ApiError {
-  const res = event.runtime?.node?.res as { shouldKeepAlive?: boolean } | undefined;
-  if (res) res.shouldKeepAlive = false;
+/** 413: the body is larger than MAX_BODY_BYTES. */
+function tooLarge(): ApiError {
   return new ApiError(413, 'BODY_TOO_LARGE', `The request body exceeds ${MAX_BODY_BYTES} bytes`);
 }
