@@ -19,12 +19,17 @@ import { jobFromRow, type JobData, type StopRecord } from './job-view.ts';
  * (the stop's, the job's when the cascade moved it); only a cascade that moved anything else reads the job again,
  * with the COMMIT.
  * @returns the job as the driver sees it after the move
- * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION
+ * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION / JOB_NOT_DISPATCHED
  */
 export async function moveDriverStop(scope: CommandScope, stopId: string, toStateId: string, notes: { cancellationNotes?: string } = {}): Promise<JobData | AnswerAtCommit<JobData>> {
   const reads = await readStopMove(scope, stopId);
   const owner = reads?.[JOB].driver_user_id ?? null;
   if (!reads || owner === null || owner !== scope.actor.userId) throw DomainError.notFound('Stop', stopId);
+  // A job created for the driver but not dispatched yet is theirs to see, not to work: cancelling its stops would
+  // cancel the job, which the job's own workflow does not let a driver do before dispatch.
+  if (reads[JOB].phase === 'unassigned') {
+    throw DomainError.conflict('JOB_NOT_DISPATCHED', `Job ${String(reads[JOB].id)} is not dispatched yet: its stops move once it is dispatched to you`);
+  }
   const applied = await applyKnown(scope, 'stop', reads, { kind: 'move', toStateId }, notes, true);
   await applyCascades(scope, applied, notes);
   const job = jobFromRow(reads[JOB]);

@@ -1,12 +1,15 @@
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 
-type OrderedStop = { id: string; job_id: string; type: string };
+type OrderedStop = { id: string; job_id: string; type: string; phase: string };
+
+/** A stop still to do: the order rules bind these only (a done or cancelled stop stays where it was, as it was). */
+const isOpen = (stop: OrderedStop) => stop.phase !== 'completed' && stop.phase !== 'cancelled';
 
 /** The stops of the route's jobs in the route's order (stops not yet placed come after the placed ones). */
 export async function routeStopOrder(scope: CommandScope, routeId: string): Promise<OrderedStop[]> {
   return scope.em.execute<OrderedStop[]>(
-    `select s.id, s.job_id, s.type from job j join stop s on s.job_id = j.id
+    `select s.id, s.job_id, s.type, s.phase from job j join stop s on s.job_id = j.id
      left join route_stop rs on rs.stop_id = s.id and rs.route_id = j.route_id
      where j.route_id = ? and j.site_id = ? and j.deleted_at is null
      order by rs.position nulls last, j.created_at, j.id, s.sort_order`,
@@ -15,8 +18,9 @@ export async function routeStopOrder(scope: CommandScope, routeId: string): Prom
 }
 
 /**
- * Checks a new full order of the route's stops: exactly the route's stops, each once, and for each job every
- * pickup before every dropoff (a parcel is collected before it is delivered). Errors name the stop.
+ * Checks a new full order of the route's stops: exactly the route's stops, each once, and for each job every open
+ * pickup before every open dropoff (a parcel is collected before it is delivered; a stop done or cancelled is past
+ * and binds nothing). Errors name the stop.
  * @throws DomainError 400 INVALID_STOP_ORDER (unknown, repeated or missing stop), 400 PICKUP_AFTER_DROPOFF
  */
 export function checkStopOrder(current: OrderedStop[], stopIds: string[]): OrderedStop[] {
@@ -33,11 +37,12 @@ export function checkStopOrder(current: OrderedStop[], stopIds: string[]): Order
   if (missing) throw DomainError.invalid('INVALID_STOP_ORDER', `Stop ${missing.id} of job ${missing.job_id} is missing: stop_ids is the route's full order`, 'stop_ids');
   const pickedUp = new Map<string, number>();
   const pickupsLeft = new Map<string, number>();
-  for (const stop of ordered) if (stop.type === 'pickup') pickupsLeft.set(stop.job_id, (pickupsLeft.get(stop.job_id) ?? 0) + 1);
+  for (const stop of ordered) if (stop.type === 'pickup' && isOpen(stop)) pickupsLeft.set(stop.job_id, (pickupsLeft.get(stop.job_id) ?? 0) + 1);
   ordered.forEach((stop, index) => {
+    if (!isOpen(stop)) return;
     if (stop.type === 'pickup') pickedUp.set(stop.job_id, (pickedUp.get(stop.job_id) ?? 0) + 1);
     if (stop.type === 'dropoff' && (pickedUp.get(stop.job_id) ?? 0) < (pickupsLeft.get(stop.job_id) ?? 0)) {
-      const pickup = ordered.find((s, later) => later > index && s.job_id === stop.job_id && s.type === 'pickup')!;
+      const pickup = ordered.find((s, later) => later > index && s.job_id === stop.job_id && s.type === 'pickup' && isOpen(s))!;
       throw new DomainError(
         400,
         'PICKUP_AFTER_DROPOFF',

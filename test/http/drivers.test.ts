@@ -145,6 +145,12 @@ describe('driver job actions', () => {
     const refused = await driver.post<Failure>('/api/driver/job/cancel', { job_id: job.id, cancellation_notes: 'no' });
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe('INVALID_TRANSITION');
+    // Nor by cancelling its stops: they move once the job is dispatched.
+    for (const stop of job.stops) {
+      const stopRefused = await driver.post<Failure>('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates.cancelled });
+      expect([stopRefused.status, stopRefused.body.code]).toEqual([409, 'JOB_NOT_DISPATCHED']);
+    }
+    expect((await acme.as.dispatcher.get<One<Job>>(`/api/job/${job.id}`)).body.data.phase).toBe('unassigned');
   });
 
   it('returns a job: back to unassigned without a driver, and out of the driver\'s search', async () => {

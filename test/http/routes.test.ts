@@ -156,6 +156,22 @@ describe('routes', () => {
     expect(unchanged.version).toBe(2);
   });
 
+  it('binds only open stops to pickup-before-dropoff: a cancelled dropoff may stay before its pickup', async () => {
+    const stops = [
+      { type: 'pickup', street_address: '1 Rue A', city: 'Paris', point: { lat: 48.85, lng: 2.35 } },
+      { type: 'dropoff', street_address: '2 Rue B', city: 'Paris', point: { lat: 48.86, lng: 2.35 } },
+      { type: 'dropoff', street_address: '3 Rue C', city: 'Paris', point: { lat: 48.87, lng: 2.35 } },
+    ];
+    const job = await createJob(acme.as.dispatcher, { stops });
+    const route = await plan({ job_ids: [job.id] });
+    const [pickup, first, second] = route.stops.map((s) => s.id);
+    expect((await acme.as.dispatcher.post('/api/stop/state', { stop_id: first, workflow_state_id: stopStates.cancelled })).status).toBe(200);
+    const moved = await acme.as.dispatcher.put<One<Route>>('/api/route', { id: route.id, stop_ids: [first, pickup, second] });
+    expect([moved.status, moved.body.data.stops.map((s) => s.id)]).toEqual([200, [first, pickup, second]]);
+    const open = await acme.as.dispatcher.put<Failure>('/api/route', { id: route.id, stop_ids: [first, second, pickup] });
+    expect([open.status, open.body.code]).toEqual([400, 'PICKUP_AFTER_DROPOFF']);
+  });
+
   it('moves jobs between routes with checks: open jobs only, on the route to leave it, no driver mismatch', async () => {
     const [a, b] = [await createJob(acme.as.dispatcher), await createJob(acme.as.dispatcher)];
     const from = await plan({ name: 'From', job_ids: [a.id, b.id] });
