@@ -5,7 +5,7 @@ import { createRoute, updateRoute } from '../../engine/routes/route-service.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
-import { CreateRouteBody, RouteResponse, RouteSearchFilters, UpdateRouteBody } from '../schemas/route.schema.ts';
+import { CreateRouteBody, RouteResponse, RouteSearchFilters, RouteStateBody, UpdateRouteBody } from '../schemas/route.schema.ts';
 import { commandContext, siteReads } from './command-context.ts';
 
 const SearchQuery = Type.Object({ ...RouteSearchFilters, ...pagingQuery(ROUTE_SORTABLE) }, { additionalProperties: false });
@@ -68,6 +68,23 @@ export const routeOperations = [
         const [view] = await routeViews(scope.em, scope.siteId, [route]);
         return { data: view! };
       });
+    },
+  }),
+  defineOperation({
+    id: 'route.state',
+    method: 'POST',
+    path: '/route/state',
+    summary: "Move a route to a state of its workflow: cancel it (its open jobs are released), or take a dispatched one back to planned",
+    description: 'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details.',
+    tag: 'Routes',
+    access: 'route.manage',
+    host: 'site',
+    body: RouteStateBody,
+    response: DataResponse(RouteResponse),
+    handler: async (ctx) => {
+      const { route_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
+      await ctx.services.engine.transition(commandContext(ctx), 'route', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
+      return { data: await readVisibleRoute(...siteReads(ctx), id) };
     },
   }),
   defineOperation({

@@ -60,6 +60,12 @@ export const CreateRouteBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** `POST /route/state`: a move of the route's workflow (the notes kept when it is cancelled). */
+export const RouteStateBody = Type.Object(
+  { route_id: Id, workflow_state_id: Id, cancellation_notes: Type.Optional(Type.String({ maxLength: 2000 })) },
+  { additionalProperties: false },
+);
+
 export const UpdateRouteBody = Type.Object(
   {
     id: Id,

@@ -257,12 +257,20 @@ describe('routes', () => {
     expect(completed.body.data).toMatchObject({ phase: 'completed', completed_at: expect.any(String) });
   });
 
-  it('cancelling a route releases its open jobs: dispatched ones return to unassigned, all leave the route', async () => {
+  it('POST /route/state cancels a route (staff only), releasing its open jobs: dispatched ones return to unassigned, all leave it', async () => {
     const waiting = await createJob(acme.as.dispatcher);
     const dispatched = await driversJob();
     const route = await plan({ driver_user_id: acme.users.driver.id, job_ids: [waiting.id, dispatched.id] });
-    await server.services.engine.transition(asDispatcher(), 'route', route.id, { kind: 'phase', event: 'cancel' });
-    expect(await getRoute(route.id)).toMatchObject({ phase: 'cancelled', job_ids: [], stops: [] });
+    const routeStates = await stateIds(acme.as.admin, 'route');
+    const move = { route_id: route.id, workflow_state_id: routeStates.cancelled, cancellation_notes: 'van broke down' };
+    expect((await driver.post('/api/route/state', move)).status).toBe(403);
+    expect((await globex.as.dispatcher.post('/api/route/state', move)).status).toBe(404);
+    const cancelled = await acme.as.dispatcher.post<One<Route & { cancellation_notes: string }>>('/api/route/state', move);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({ phase: 'cancelled', job_ids: [], stops: [], cancellation_notes: 'van broke down' });
+    expect(await getRoute(route.id)).toEqual(cancelled.body.data);
+    const again = await acme.as.dispatcher.post<Failure>('/api/route/state', move);
+    expect([again.status, again.body.code]).toEqual([409, 'INVALID_TRANSITION']);
     expect(await getJob(waiting.id)).toMatchObject({ phase: 'unassigned', route_id: null });
     expect(await getJob(dispatched.id)).toMatchObject({ phase: 'unassigned', route_id: null, driver_user_id: null });
   });
