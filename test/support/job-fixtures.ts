@@ -22,7 +22,7 @@ export async function createJob(client: ApiClient, overrides: Record<string, unk
 }
 
 /** State ids of the site's current workflow, by key. */
-export async function stateIds(client: ApiClient, entityType: 'job' | 'stop'): Promise<Record<string, string>> {
+export async function stateIds(client: ApiClient, entityType: 'job' | 'stop' | 'route'): Promise<Record<string, string>> {
   const response = await client.get<{ data: { states: { id: string; key: string }[] } }>(`/api/workflow?entity_type=${entityType}`);
   return Object.fromEntries(response.body.data.states.map((s) => [s.key, s.id]));
 }
