@@ -97,7 +97,10 @@ export async function updateCustomer(em: EntityManager, actor: AuditActor, siteI
     : resolveCustomFields(await loadDefinitions(em, 'customer'), current.profile.customFields ?? {}, input.custom_fields);
   const { custom_fields: _values, is_active: isActive, ...account } = input;
   const accountChanges = Object.entries(account).filter(([key, value]) => key !== 'id' && value !== undefined);
-  if (accountChanges.length > 0) await updateUser(em, actor, { siteId }, account);
+  if (accountChanges.length > 0) {
+    await assertCustomerOnly(em, siteId, input.id, accountChanges[0]![0]);
+    await updateUser(em, actor, { siteId }, account);
+  }
   const { profile } = current;
   if (isActive !== undefined) profile.isActive = isActive;
   if (customFields) profile.customFields = customFields;
@@ -115,4 +118,20 @@ export function customerSnapshot(view: CustomerView): Record<string, unknown> {
 
 async function homeAddressOf(em: EntityManager, user: User): Promise<Address | null> {
   return user.homeAddressId ? em.findOne(AddressSchema, { id: user.homeAddressId }) : null;
+}
+
+/**
+ * The customer endpoints change the account of a customer only: one who also works for this site (admin,
+ * dispatcher, driver) is changed by an admin with PUT /user, or by themself. Else a dispatcher could give the site's
+ * admin a customer profile and then set that admin's password or email through PUT /customer.
+ * @throws DomainError 403 ACCOUNT_SHARED naming the field
+ */
+async function assertCustomerOnly(em: EntityManager, siteId: string, userId: string, field: string): Promise<void> {
+  const [staff] = await em.execute<{ role: string }[]>(
+    "select role from user_profile where site_id = ? and user_id = ? and role <> 'customer' limit 1",
+    [siteId, userId],
+  );
+  if (staff) {
+    throw new DomainError(403, 'ACCOUNT_SHARED', `User ${userId} is also a ${staff.role} of this site: an admin changes their account with PUT /user`, field);
+  }
 }

@@ -115,6 +115,21 @@ describe('customers', () => {
     expect([refusedOperator.status, refusedOperator.body.code]).toEqual([409, 'EMAIL_TAKEN']);
   });
 
+  it("never lets the customer endpoints change the account of this site's own staff (a dispatcher taking over the admin)", async () => {
+    const admin = { email: 'second-admin@acme.example', password: 'the-admins-own-password' };
+    expect((await sites.acme.as.admin.post('/api/user', { ...admin, role: 'admin', first_name: 'Ada' })).status).toBe(201);
+    const linked = await sites.acme.as.dispatcher.post<One<Customer>>('/api/customer', { email: admin.email });
+    expect(linked.status).toBe(201);
+    for (const change of [{ password: 'taken-over-password' }, { email: 'thief@example.com' }]) {
+      const refused = await sites.acme.as.dispatcher.put<Failure & { error: string }>('/api/customer', { id: linked.body.data.id, ...change });
+      expect([refused.status, refused.body.code], JSON.stringify(change)).toEqual([403, 'ACCOUNT_SHARED']);
+      expect(refused.body.error).toContain('admin');
+    }
+    // Their own password still signs them in (to choose between the admin and the customer profile).
+    const signIn = await sites.server.client('acme').post<{ data: { type: string } }>('/api/auth/signin', admin);
+    expect([signIn.status, signIn.body.data.type]).toEqual([200, 'pre_authentication']);
+  });
+
   it("another site's customer is 404 to read, update and search", async () => {
     const theirs = await addCustomer(sites.globex, { email: 'gina@globex.example', first_name: 'Gina' });
     expect((await sites.acme.as.dispatcher.get(`/api/customer?id=${theirs.id}`)).status).toBe(404);
