@@ -104,7 +104,9 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'User', entityId: user.id, before, after: auditSnapshot(user) });
   await applyProfileChanges(em, actor, scope, user.id, input);
   await em.flush();
-  if (input.password !== undefined || input.is_active === false) await revokeUserSessions(em, scope, user.id);
+  // A new password, or the account switched off (platform), ends every session; a profile switched off, this site's.
+  if (input.password !== undefined || (input.is_active === false && scope.siteId === null)) await revokeUserSessions(em, scope, user.id);
+  else if (input.is_active === false) await revokeUserSessions(em, scope, user.id, 'this site');
   return getUser(em, scope, user.id);
 }
 

@@ -163,4 +163,36 @@ describe('password reset', () => {
     const reused = await client.post('/api/auth/password/confirm', { token, new_password: 'another password' });
     expect(reused.status).toBe(401);
   });
+
+  it('voids every outstanding reset link once a password is set: an older mail cannot set it again', async () => {
+    const client = sites.server.client('acme');
+    const email = sites.acme.users.driver.email;
+    for (let i = 0; i < 2; i++) await client.post('/api/auth/password/reset', { email });
+    const [older, newer] = (await mailbox(email)).map((mail) => /dtk_[A-Za-z0-9_-]+/.exec(mail.body)![0]);
+    expect((await client.post('/api/auth/password/confirm', { token: newer, new_password: 'the chosen password' })).status).toBe(200);
+    expect((await client.post('/api/auth/password/confirm', { token: older, new_password: 'an attacker password' })).status).toBe(401);
+    await signIn(client, email, 'the chosen password');
+    // So does a password set by an admin.
+    await client.post('/api/auth/password/reset', { email });
+    const pending = /dtk_[A-Za-z0-9_-]+/.exec((await mailbox(email)).at(-1)!.body)![0];
+    expect((await sites.acme.as.admin.put('/api/user', { id: sites.acme.users.driver.id, password: 'set by the admin' })).status).toBe(200);
+    expect((await client.post('/api/auth/password/confirm', { token: pending, new_password: 'an attacker password' })).status).toBe(401);
+  });
+});
+
+describe('deactivating a profile', () => {
+  it("ends the user's sessions on that site only: their sessions on another site go on", async () => {
+    const both = { email: 'two-sites@example.com', password: 'two-sites-password' };
+    const created = await sites.acme.as.admin.post<{ data: { id: string } }>('/api/user', { ...both, role: 'dispatcher', first_name: 'Tess' });
+    expect(created.status).toBe(201);
+    // The same account joins globex (the platform adds the profile).
+    const operator = await createOperator(sites.server, `op-two-${Date.now()}@platform.example`);
+    const platform = sites.server.client(null).as({ accessToken: (await signIn(sites.server.client(null), operator.email, operator.password)).access_token });
+    expect((await platform.put('/api/user', { id: created.body.data.id, role: 'dispatcher', site_id: sites.globex.site.id })).status).toBe(200);
+    const onGlobex = await signIn(sites.server.client('globex'), both.email, both.password);
+    const onAcme = await signIn(sites.server.client('acme'), both.email, both.password);
+    expect((await sites.acme.as.admin.put('/api/user', { id: created.body.data.id, is_active: false })).status).toBe(200);
+    expect((await sites.server.client('acme').as({ accessToken: onAcme.access_token }).get('/api/auth/me')).status).toBe(401);
+    expect((await sites.server.client('globex').as({ accessToken: onGlobex.access_token }).get('/api/auth/me')).status).toBe(200);
+  });
 });
