@@ -88,14 +88,17 @@ export function readRequestId(headers: Headers, fresh: () => string): string {
 
 /**
  * Past the limit, how much more of a body is read and dropped before the 413: a client that sends a body a little
- * too large gets its answer on a connection that stays usable. Beyond this the 413 goes out at once and node:http
- * closes the connection (the rest unread), which a client still sending may see as a broken pipe instead.
+ * too large gets its answer once it has sent it all, on a connection that stays usable. Beyond this the 413 goes out
+ * at once.
  */
 const DRAIN_LIMIT_BYTES = 4 * MAX_BODY_BYTES;
 
 /**
- * The body as sent, read from the socket until its end. Past the limit nothing more is kept: the rest is dropped up
- * to its end (or up to DRAIN_LIMIT_BYTES, a declared length beyond it not even waited for), then 413 is thrown.
+ * The body as sent, read from the socket until its end. Past the limit nothing more is kept: the rest is read and
+ * dropped up to its end, and then 413 is thrown; or, beyond DRAIN_LIMIT_BYTES (a declared length beyond it at once),
+ * the 413 goes out without waiting for the end while the rest is still read and dropped (node:http does so for a
+ * body left unread), until the client stops sending or the server's request timeout ends it. Either way no more than
+ * the limit is ever held in memory.
  */
 function readNodeBody(req: IncomingMessage): Promise<string> {
   if (!req.headers['content-length'] && !req.headers['transfer-encoding']) return Promise.resolve('');

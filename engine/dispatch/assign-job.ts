@@ -21,6 +21,8 @@ export type AssignInput = {
   vehicleId?: string | null;
   /** Join this route instead of the driver's open route of the day. */
   routeId?: string | null;
+  /** The caller already gave `routeId` to this driver (a whole route's dispatch): not checked again. */
+  routeTaken?: boolean;
   teamId?: string | null;
   method: DispatchMethod;
   requireConfirmation: boolean;
@@ -70,7 +72,7 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
     throw new DomainError(422, 'VEHICLE_REQUIRED', `Driver ${driver.userId} has no default vehicle: give vehicle_id`, 'vehicle_id');
   }
   if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
-  if (input.routeId) await takeNamedRoute(scope, input.routeId, driver.userId, vehicleId);
+  if (input.routeId && !input.routeTaken) await takeNamedRoute(scope, input.routeId, driver.userId, vehicleId);
 
   // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
   const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);

@@ -2,7 +2,7 @@ import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
 import { assignRouteDriver, loadRoute, routeJobIds } from '../routes/route-membership.ts';
-import type { RouteData } from '../routes/route-view.ts';
+import { TERMINAL_PHASES, type RouteData } from '../routes/route-view.ts';
 import { assertVehicle, assignJob, dispatchRoute } from './assign-job.ts';
 import { advanceCursor, decide, namedDecision } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
@@ -149,13 +149,17 @@ async function dispatchWholeRoute(scope: CommandScope, request: RouteRequest): P
   if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
   if (request.vehicle_id) await assertVehicle(scope, request.vehicle_id);
   // Jobs already given to another driver stay theirs: the route cannot pass to someone else under them.
-  await assertJobsFollowDriver(scope, request.route_id, driver.userId, 'driver_id');
+  await assertJobsFollowDriver(scope, request.route_id, driver.userId, 'driver_id', 'dispatched');
   const route = await assignRouteDriver(scope, request.route_id, { driverUserId: driver.userId, vehicleId });
   const dispatched: string[] = [];
   const failed: FailedJob[] = [];
+  let alreadyTheirs = 0;
   for (const jobId of await routeJobIds(scope, route.id)) {
     const target = await loadJobTarget(scope.em, scope.siteId, jobId);
-    if (target.phase !== 'unassigned') continue;
+    if (target.phase !== 'unassigned') {
+      if (!TERMINAL_PHASES.has(target.phase) && target.driverUserId === driver.userId) alreadyTheirs += 1;
+      continue;
+    }
     const result = await inSavepoint(scope, () =>
       assignJob(scope, {
         jobId,
@@ -166,13 +170,14 @@ async function dispatchWholeRoute(scope: CommandScope, request: RouteRequest): P
         method: request.method ?? 'manual',
         requireConfirmation: request.require_confirmation ?? false,
         decision: request.decision,
+        routeTaken: true,
       }),
     );
     if (result.ok) dispatched.push(jobId);
     else failed.push({ job_id: jobId, error: result.error.message, code: result.error.code });
   }
-  // A route none of whose jobs could go stays as it was planned.
-  if (dispatched.length > 0) await dispatchRoute(scope, await loadRoute(scope, route.id));
+  // A route with none of its jobs the driver's (none could go) stays as it was planned.
+  if (dispatched.length + alreadyTheirs > 0) await dispatchRoute(scope, await loadRoute(scope, route.id));
   return {
     route: await routeData(scope, route.id),
     dispatched_job_ids: dispatched,

@@ -39,6 +39,8 @@ export async function completeAuthorization(deps: AuthorizeDeps, siteId: string,
   if (state.site_id !== siteId) throw DomainError.invalid('INVALID_CONNECT_STATE', 'The connect state belongs to another site', 'state');
   const provider = requireProvider(state.integration_key);
   const ctx: IntegrationContext = { actor: { userId: state.user_id, applicationId: null, requestId: deps.requestId }, siteId, crypto: deps.crypto };
+  // Before the claim: a callback that carries neither must not leave the integration waiting in `authorizing`.
+  if (!query.error && !query.code) throw DomainError.invalid('VALIDATION_FAILED', 'The callback carries neither code nor error', 'code');
   // The state is claimed first (pending → authorizing, under the category's lock), so that of two callbacks with it
   // (a reload during the exchange) one trades the code and the other is refused, rather than its refused second use
   // of the code overwriting the grant.
@@ -54,9 +56,8 @@ export async function completeAuthorization(deps: AuthorizeDeps, siteId: string,
     ? { status: 422, code: 'AUTHORIZATION_DENIED', message: `The provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ''}` }
     : null;
   if (!error) {
-    if (!query.code) throw DomainError.invalid('VALIDATION_FAILED', 'The callback carries neither code nor error', 'code');
     try {
-      grant = await exchangeCode(provider.oauth!, pending, query.code, deps.callbackUrl, deps.tokenUrls[provider.key]);
+      grant = await exchangeCode(provider.oauth!, pending, query.code!, deps.callbackUrl, deps.tokenUrls[provider.key]);
     } catch (failure) {
       if (!(failure instanceof DomainError)) throw failure;
       error = { status: failure.status, code: failure.code, message: failure.message };

@@ -122,11 +122,15 @@ async function leavingJobs(scope: CommandScope, route: RouteRecord, ids: string[
   return jobs;
 }
 
-/** A route's new driver must not contradict its open jobs already assigned to someone else. */
-export async function assertJobsFollowDriver(scope: CommandScope, routeId: string, driver: string | null, field = 'driver_user_id'): Promise<void> {
+/**
+ * A route's new driver must not contradict its open jobs already assigned to someone else. `dispatched` counts only
+ * jobs given to that driver (a route dispatch hands over the jobs merely meant for someone, still unassigned).
+ */
+export async function assertJobsFollowDriver(scope: CommandScope, routeId: string, driver: string | null, field = 'driver_user_id', jobs: 'open' | 'dispatched' = 'open'): Promise<void> {
+  const phases = jobs === 'open' ? "('completed', 'cancelled')" : "('completed', 'cancelled', 'unassigned')";
   const [other] = await scope.em.execute<{ id: string; driver_user_id: string }[]>(
     `select id, driver_user_id from job where route_id = ? and site_id = ? and deleted_at is null
-     and phase not in ('completed', 'cancelled') and driver_user_id is not null and driver_user_id is distinct from ? limit 1`,
+     and phase not in ${phases} and driver_user_id is not null and driver_user_id is distinct from ? limit 1`,
     [routeId, scope.siteId, driver],
   );
   if (other) {

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { routeViews } from '../../engine/routes/route-detail.ts';
 import { readVisibleRoute, ROUTE_SORTABLE, searchRouteViews } from '../../engine/routes/route-queries.ts';
 import { createRoute, updateRoute } from '../../engine/routes/route-service.ts';
+import { moveRouteByStaff } from '../../engine/routes/route-staff-move.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
@@ -74,8 +75,10 @@ export const routeOperations = [
     id: 'route.state',
     method: 'POST',
     path: '/route/state',
-    summary: "Move a route to a state of its workflow: cancel it (its open jobs are released), or take a dispatched one back to planned",
-    description: 'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details.',
+    summary: "Move a route to a state of its workflow: cancel it (its open jobs are released), complete an emptied one, or take one back to planned",
+    description:
+      'Completing needs no open jobs (409 ROUTE_HAS_OPEN_JOBS), back to planned no dispatched ones (409 ROUTE_HAS_DISPATCHED_JOBS); a route is ' +
+      'dispatched with POST /dispatch/route (409 DISPATCH_THE_ROUTE). A move the workflow does not allow is 409 INVALID_TRANSITION.',
     tag: 'Routes',
     access: 'route.manage',
     host: 'site',
@@ -83,7 +86,7 @@ export const routeOperations = [
     response: DataResponse(RouteResponse),
     handler: async (ctx) => {
       const { route_id: id, workflow_state_id: toStateId, cancellation_notes: notes } = ctx.body;
-      await ctx.services.engine.transition(commandContext(ctx), 'route', id, { kind: 'move', toStateId }, notes === undefined ? {} : { cancellationNotes: notes });
+      await ctx.services.engine.command(commandContext(ctx), `route:${id}`, (scope) => moveRouteByStaff(scope, id, toStateId, notes === undefined ? {} : { cancellationNotes: notes }));
       return { data: await readVisibleRoute(...siteReads(ctx), id) };
     },
   }),

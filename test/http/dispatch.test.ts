@@ -427,6 +427,19 @@ describe('many jobs at once', () => {
     expect([bogus.status, bogus.body.fields?.[0]?.field]).toEqual([404, 'vehicle_id']);
     const empty = await acme.as.dispatcher.post<One<{ route: { phase: string; driver_user_id: string | null } }>>('/api/dispatch/route', { route_id: planned, driver_id: bob.id });
     expect(empty.body.data.route).toMatchObject({ phase: 'unassigned' });
+    // A job merely meant for Ann (still unassigned), on a route planned for her, goes with the route to Bob.
+    const meant = await createJob(acme.as.dispatcher, { driver_user_id: ann.id });
+    const bobs = (await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Ann or Bob', service_date: '2030-01-04', driver_user_id: ann.id, job_ids: [meant.id] })).body.data.id;
+    const handed = await acme.as.dispatcher.post<One<{ dispatched_job_ids: string[] }>>('/api/dispatch/route', { route_id: bobs, driver_id: bob.id });
+    expect([handed.status, handed.body.data.dispatched_job_ids]).toEqual([200, [meant.id]]);
+    // A planned route whose jobs are already the driver's is dispatched, with nothing new to dispatch.
+    const held = await jobAt(acme.as.dispatcher, PARIS);
+    expect((await acme.as.dispatcher.post('/api/dispatch/assign', { job_id: held.id, driver_id: bob.id })).status).toBe(200);
+    const laterRoute = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Bob later', service_date: '2030-01-05', driver_user_id: bob.id, job_ids: [held.id] });
+    expect(laterRoute.status, laterRoute.text).toBe(201);
+    const later = laterRoute.body.data.id;
+    const owned = await acme.as.dispatcher.post<One<{ dispatched_job_ids: string[]; route: { phase: string } }>>('/api/dispatch/route', { route_id: later, driver_id: bob.id });
+    expect([owned.status, owned.body.data.dispatched_job_ids, owned.body.data.route.phase]).toEqual([200, [], 'assigned']);
   });
 });
 

@@ -103,6 +103,8 @@ describe('the OAuth callback', () => {
     const forged = await callback('acme', { state: `${state.split('.')[0]}.AAAA`, code: 'good' });
     expect([forged.status, forged.body.code]).toEqual([400, 'INVALID_CONNECT_STATE']);
     expect((await callback('acme', { code: 'good' })).status).toBe(400);
+    // Neither code nor error: refused before the state is claimed, so the integration still waits for one.
+    expect((await callback('acme', { state })).status).toBe(400);
     expect(await slack()).toMatchObject({ status: 'pending_authorization' });
   });
 });

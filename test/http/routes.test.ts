@@ -275,6 +275,21 @@ describe('routes', () => {
     expect(await getJob(dispatched.id)).toMatchObject({ phase: 'unassigned', route_id: null, driver_user_id: null });
   });
 
+  it('POST /route/state keeps a route and its jobs agreeing: no completing with open jobs, no planning with dispatched ones, no dispatch here', async () => {
+    const routeStates = await stateIds(acme.as.admin, 'route');
+    const job = await driversJob();
+    const route = await plan({ driver_user_id: acme.users.driver.id, job_ids: [job.id] });
+    const planned = await acme.as.dispatcher.post<Failure>('/api/route/state', { route_id: route.id, workflow_state_id: routeStates.dispatched });
+    expect([planned.status, planned.body.code]).toEqual([409, 'DISPATCH_THE_ROUTE']);
+    await dispatchRoute(route.id);
+    const back = await acme.as.dispatcher.post<Failure>('/api/route/state', { route_id: route.id, workflow_state_id: routeStates.planned });
+    expect([back.status, back.body.code]).toEqual([409, 'ROUTE_HAS_DISPATCHED_JOBS']);
+    await server.services.engine.transition(asDispatcher(), 'route', route.id, { kind: 'phase', event: 'start' });
+    const done = await acme.as.dispatcher.post<Failure>('/api/route/state', { route_id: route.id, workflow_state_id: routeStates.completed });
+    expect([done.status, done.body.code]).toEqual([409, 'ROUTE_HAS_OPEN_JOBS']);
+    expect(await getRoute(route.id)).toMatchObject({ phase: 'in_progress', job_ids: [job.id] });
+  });
+
   it("gives dispatch one open route per driver and day, and moves jobs on and off it idempotently", async () => {
     const job = await createJob(acme.as.dispatcher);
     const day = '2026-12-01';
