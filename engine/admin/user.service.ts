@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
+import { OrganizationSchema } from '../../persistence/entities/organization.entity.ts';
 import { SiteSchema } from '../../persistence/entities/site.entity.ts';
 import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
 import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
@@ -49,6 +50,9 @@ export async function createUser(em: EntityManager, actor: AuditActor, scope: Ad
   if (input.role && !siteId) throw DomainError.invalid('SITE_REQUIRED', 'site_id is required with a role', 'site_id');
   const site = siteId ? await em.findOne(SiteSchema, { id: siteId }) : null;
   if (siteId && !site) throw DomainError.notFound('Site', siteId);
+  if (!site && input.organization_id && !(await em.findOne(OrganizationSchema, { id: input.organization_id }))) {
+    throw new DomainError(404, 'NOT_FOUND', `Organization ${input.organization_id} not found`, 'organization_id');
+  }
   const email = input.email.toLowerCase();
   if (await em.count(UserSchema, { email })) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
   const user = em.create(UserSchema, {
@@ -181,7 +185,10 @@ async function applyProfileChanges(em: EntityManager, actor: AuditActor, scope: 
   const profileActive = scope.siteId ? input.is_active : undefined;
   if (input.role === undefined && profileActive === undefined) return;
   if (!siteId) throw DomainError.invalid('SITE_REQUIRED', 'site_id is required to change a role', 'site_id');
-  const profiles = await em.find(UserProfileSchema, { siteId, userId }, { filters: { site: false } });
+  // The platform names the site: one that does not exist is a 404, not a profile failing its key at COMMIT.
+  if (scope.siteId === null && !(await em.findOne(SiteSchema, { id: siteId }))) throw new DomainError(404, 'NOT_FOUND', `Site ${siteId} not found`, 'site_id');
+  // Oldest first: the profile a role change takes is the same every time.
+  const profiles = await em.find(UserProfileSchema, { siteId, userId }, { filters: { site: false }, orderBy: { createdAt: 'asc', id: 'asc' } });
   if (profiles.length === 0) {
     if (!input.role) throw DomainError.notFound('Profile of user on site', siteId);
     addProfile(em, actor, scope, siteId, userId, input.role);
@@ -206,5 +213,9 @@ async function applyHomeAddress(em: EntityManager, actor: AuditActor, scope: Adm
     user.homeAddressId = input.home_address_id;
     return;
   }
-  if (input.home_address) user.homeAddressId = (await createAddress(em, actor, scope.siteId, input.home_address)).id;
+  if (input.home_address) {
+    // On the platform host an inline address would be a global one, which every site's staff could find.
+    if (scope.siteId === null) throw DomainError.invalid('HOME_ADDRESS_ID_REQUIRED', "On the platform host give home_address_id (a site's address), not an inline home_address", 'home_address');
+    user.homeAddressId = (await createAddress(em, actor, scope.siteId, input.home_address)).id;
+  }
 }

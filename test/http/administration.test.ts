@@ -87,6 +87,19 @@ describe('users on a site', () => {
     expect((await server.client('acme').post('/api/auth/signin', { email: acme.users.customer.email, password: acme.users.customer.password })).status).toBe(401);
   });
 
+  it('answers 404 naming the field for an organization or site the platform names that does not exist, writing nothing', async () => {
+    const org = await operator.post<{ code: string; fields: { field: string }[] }>('/api/user', { email: 'lost@example.com', organization_id: 'org_nope' });
+    expect([org.status, org.body.code, org.body.fields[0]!.field]).toEqual([404, 'NOT_FOUND', 'organization_id']);
+    const created = await operator.post<One<{ id: string }>>('/api/user', { email: 'found@example.com' });
+    expect(created.status).toBe(201);
+    const site = await operator.put<{ fields: { field: string }[] }>('/api/user', { id: created.body.data.id, role: 'driver', site_id: 'site_nope' });
+    expect([site.status, site.body.fields[0]!.field]).toEqual([404, 'site_id']);
+    // An inline home address on the platform host would be global (every site's staff could find it).
+    const home = await operator.put<{ code: string }>('/api/user', { id: created.body.data.id, home_address: { street_address: '12 Rue X', point: { lat: 48.85, lng: 2.35 } } });
+    expect([home.status, home.body.code]).toEqual([400, 'HOME_ADDRESS_ID_REQUIRED']);
+    expect((await operator.get<{ data: unknown[] }>('/api/user/search?q=lost@example.com')).body.data).toEqual([]);
+  });
+
   it('refuses an email that is taken', async () => {
     const response = await acme.as.admin.post('/api/user', { email: acme.users.driver.email.toUpperCase(), role: 'driver' });
     expect(response.status).toBe(409);
