@@ -39,6 +39,8 @@ const passwordSignIn: SignInDrivers = (api, drivers) => Promise.all(drivers.map(
 export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, signIn: SignInDrivers | null = null): Promise<SiteFleet> {
   const workflow = await api.call<WorkflowBody>('GET', '/api/workflow?entity_type=stop');
   const team = await api.call<{ id: string }>('POST', '/api/team', { name: `sim ${runLabel}`, description: `simulated fleet of ${plan.scenario.name}` });
+  // Where the drivers serve: the zone-based strategy picks drivers of a zone around the pickup.
+  const zone = await api.call<{ id: string }>('POST', '/api/zone', { name: `sim ${runLabel} area`, kind: 'service', geometry: serviceArea(plan) });
   const vehicleOf = (index: number) => settled(api.call<{ id: string }>('POST', '/api/vehicle', { name: `${runLabel} ${plan.drivers[index]!.name}`, type: plan.scenario.fleet.vehicle }));
   const logins: DriverLogin[] = [];
   let nextVehicle = vehicleOf(0);
@@ -54,6 +56,7 @@ export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, sig
       last_name: 'Sim',
       default_vehicle_id: vehicle.id,
       team_ids: [team.id],
+      zone_ids: [zone.id],
       ...maxLoad(plan),
     });
     logins.push({ userId: worker.id, email, password });
@@ -61,6 +64,21 @@ export async function setUpFleet(api: SiteApi, plan: Plan, runLabel: string, sig
   const sessions = await (signIn ?? passwordSignIn)(api, logins);
   const members = plan.drivers.map((driver, i) => ({ name: driver.name, userId: logins[i]!.userId, email: logins[i]!.email, credential: sessions[i]! }));
   return { teamId: team.id, members, byUserId: new Map(members.map((m) => [m.userId, m])), stopStates: stopStatesOf(workflow) };
+}
+
+/**
+ * The drivers' service zone as a GeoJSON polygon: the box around the scenario's area and every reachable job's
+ * pickup (hotspots may spill over the area's edge; a job left out would find no driver of its zone and wait
+ * forever). Jobs the plan marks impossible stay out of it if they lie outside.
+ */
+function serviceArea(plan: Plan): { type: 'Polygon'; coordinates: [number, number][][] } {
+  const area = plan.scenario.area;
+  const corners: [number, number][] = 'bbox' in area ? [[area.bbox[0], area.bbox[1]], [area.bbox[2], area.bbox[3]]] : area.polygon;
+  const points = [...corners, ...plan.jobs.filter((job) => !job.impossible).map((job): [number, number] => [job.pickup.lng, job.pickup.lat])];
+  const margin = 1e-4;
+  const [minLng, maxLng] = [Math.min(...points.map((p) => p[0])) - margin, Math.max(...points.map((p) => p[0])) + margin];
+  const [minLat, maxLat] = [Math.min(...points.map((p) => p[1])) - margin, Math.max(...points.map((p) => p[1])) + margin];
+  return { type: 'Polygon', coordinates: [[[minLng, minLat], [maxLng, minLat], [maxLng, maxLat], [minLng, maxLat], [minLng, minLat]]] };
 }
 
 /** A call started ahead of the one awaited now: if it fails first, its error waits for its own `await` (no unhandled rejection). */

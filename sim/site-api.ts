@@ -6,6 +6,8 @@ export class SimApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The error body's `details` (a refused dispatch's decision, ...). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -62,9 +64,9 @@ export class SiteApi {
       answer = await this.raw(method, path, body, credential);
     }
     if (answer.status >= 200 && answer.status < 300) return (answer.body as { data: T }).data;
-    const error = (answer.body ?? {}) as { error?: string };
+    const error = (answer.body ?? {}) as { error?: string; details?: Record<string, unknown> };
     const code = codeOf(answer);
-    throw new SimApiError(answer.status, code, `${method} ${path} → ${answer.status} ${code}: ${error.error ?? JSON.stringify(answer.body)}`);
+    throw new SimApiError(answer.status, code, `${method} ${path} → ${answer.status} ${code}: ${error.error ?? JSON.stringify(answer.body)}`, error.details ?? {});
   }
 
   raw(method: string, path: string, body: unknown, credential: Credential | null): Promise<ApiAnswer> {

@@ -38,9 +38,24 @@ async function orNone(work: () => Promise<DispatchOutcome>): Promise<DispatchOut
   try {
     return await work();
   } catch (error) {
-    if (error instanceof SimApiError && (NO_DRIVER_CODES.has(error.code) || error.status === 422 || error.status === 409)) return { kind: 'none', reason: error.code };
+    if (error instanceof SimApiError && (NO_DRIVER_CODES.has(error.code) || error.status === 422 || error.status === 409)) return { kind: 'none', reason: noneReason(error) };
     throw error;
   }
+}
+
+/** Reasons a driver is left out that a freed slot can change (a job done, a shift begun). */
+const SLOT_REASONS: ReadonlySet<string> = new Set(['capacity', 'not_available', 'off_schedule', 'has_conflict']);
+
+/**
+ * The code, unless nobody was eligible for a reason no freed slot changes (every driver outside the pickup's zone,
+ * say): then `NO_ELIGIBLE_DRIVER:<reasons>`, which the queue retries now and then rather than waiting on a free
+ * slot with every later job queued behind it.
+ */
+export function noneReason(error: SimApiError): string {
+  const counted = (error.details.decision as { excluded_by_reason?: Record<string, number> } | undefined)?.excluded_by_reason;
+  if (error.code !== 'NO_ELIGIBLE_DRIVER' || !counted) return error.code;
+  const others = Object.keys(counted).filter((reason) => !SLOT_REASONS.has(reason));
+  return others.length === 0 ? error.code : `${error.code}:${others.sort().join(',')}`;
 }
 
 type DispatchRecord = { id: string; assigned_to_driver_id: string | null; status: string };

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { abandonStranded, queueAhead, wakeWaiting } from '../../sim/dispatch-queue.ts';
+import { abandonStranded, queueAhead, waitsForFreeSlot, wakeWaiting } from '../../sim/dispatch-queue.ts';
 import { planFor } from '../../sim/scenario-loader.ts';
 import { createRunContext, type RunContext } from '../../sim/run-context.ts';
 import type { SiteFleet } from '../../sim/setup-fleet.ts';
 import type { SiteApi } from '../../sim/site-api.ts';
-import { strategyAdapter, type StrategyName } from '../../sim/strategies.ts';
+import { noneReason, strategyAdapter, type StrategyName } from '../../sim/strategies.ts';
+import { SimApiError } from '../../sim/site-api.ts';
 import { newDriverState, newJobState, type JobState } from '../../sim/world.ts';
 
 /**
@@ -28,6 +29,9 @@ function waiting(run: RunContext, index: number, retryAt: number | null): JobSta
   run.waiting.add(job);
   return job;
 }
+
+/** The engine's refusal of a dispatch that left every driver out, counted by reason. */
+const refused = (excluded: Record<string, number>) => new SimApiError(422, 'NO_ELIGIBLE_DRIVER', 'no driver', { decision: { excluded_by_reason: excluded } });
 
 const due = (run: RunContext) => run.jobs.filter((j) => j.nextDispatch?.at === run.now).map((j) => j.plan.name);
 
@@ -71,5 +75,13 @@ describe("the simulated office's queue of jobs waiting for a free driver", () =>
     expect(run.waiting.has(parked)).toBe(false);
     // A job with a retry scheduled is abandoned by that retry, with the engine's answer.
     expect(retrying.status).toBe('waiting');
+  });
+
+  it('waits for a freed slot only when drivers were left out for what a slot changes, not for being outside the zone', () => {
+    const run = runAt(5000, 'zone-based');
+    expect(waitsForFreeSlot(run, noneReason(refused({ capacity: 3, not_available: 2 })))).toBe(true);
+    const outside = noneReason(refused({ outside_zone: 5, capacity: 1 }));
+    expect(outside).toBe('NO_ELIGIBLE_DRIVER:outside_zone');
+    expect(waitsForFreeSlot(run, outside)).toBe(false);
   });
 });
