@@ -135,6 +135,7 @@ function retryLater(run: RunContext, job: JobState, reason: string, kind: 'slot'
   const { site } = run.plan.scenario;
   job.status = 'waiting';
   job.lastFailure = reason;
+  job.slowRetry = kind === 'none';
   run.waiting.add(job);
   const anyDriverAhead = driverAhead(run);
   if ((kind === 'returned' && job.declines >= site.max_returns) || !anyDriverAhead) {

@@ -44,7 +44,9 @@ function oldestWaiting(run: RunContext, count: number, except: JobState | null):
   for (let i = 0; i < count; i += 1) {
     let best: JobState | null = null;
     for (const job of run.waiting) {
-      if (job === except || job.status !== 'waiting' || (job.nextDispatch !== null && job.nextDispatch.at <= run.now) || chosen.includes(job)) continue;
+      // A job on a slow retry takes no slot: a freed one does not change why it was refused (woken, it took every
+      // slot and the jobs behind it, waiting for one, were never offered again).
+      if (job === except || job.status !== 'waiting' || job.slowRetry || (job.nextDispatch !== null && job.nextDispatch.at <= run.now) || chosen.includes(job)) continue;
       if (!best || job.plan.createdAt < best.plan.createdAt || (job.plan.createdAt === best.plan.createdAt && job.plan.name < best.plan.name)) best = job;
     }
     if (!best) break;

@@ -38,6 +38,8 @@ export type JobState = {
   /** The next dispatch attempt: its event carries this token, so a rescheduled attempt voids the older one. */
   nextDispatch: { at: number; token: number } | null;
   lastFailure: string | null;
+  /** Refused for a reason no freed slot changes (outside every zone, ...): it waits for its slow retry, not a slot. */
+  slowRetry: boolean;
   /** Dispatch record of the current offer or pool post (for accept and claim). */
   dispatchId: string | null;
   driver: DriverState | null;
@@ -95,6 +97,7 @@ export function newJobState(plan: PlannedJob): JobState {
     declines: 0,
     nextDispatch: null,
     lastFailure: null,
+    slowRetry: false,
     dispatchId: null,
     driver: null,
     status: 'new',

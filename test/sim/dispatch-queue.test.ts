@@ -84,4 +84,13 @@ describe("the simulated office's queue of jobs waiting for a free driver", () =>
     expect(outside).toBe('NO_ELIGIBLE_DRIVER:outside_zone');
     expect(waitsForFreeSlot(run, outside)).toBe(false);
   });
+
+  it('a freed slot passes over a job on a slow retry (refused for a reason a slot does not change) to the one waiting for a slot', () => {
+    const run = runAt(5000, 'zone-based');
+    const outside = waiting(run, 0, 5300);
+    outside.slowRetry = true;
+    const behind = waiting(run, 1, null);
+    wakeWaiting(run, 1);
+    expect(due(run)).toEqual([behind.plan.name]);
+  });
 });
