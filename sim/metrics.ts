@@ -75,7 +75,7 @@ export function summarize(run: RunContext): StrategyResult {
     impossible_jobs: run.jobs.filter((j) => j.plan.impossible).map((j) => ({ job: j.plan.name, reason: j.plan.impossible!, outcome: outcomeOf(j) })),
     not_completed_jobs: notCompleted.map((j) => ({ job: j.plan.name, status: j.status, reason: outcomeOf(j) })),
     assignments: run.assignments,
-    wait_histogram: histogram(waits, 300, 12),
+    wait_histogram: histogram(waits, waitBucketS(run.plan.scenario.demand.pickup_window_s), 12),
     utilisation_over_day: utilisationOverDay(run.drivers, run.plan.scenario.day.duration_s),
     drivers: run.drivers.map((d) => ({
       driver: d.plan.name,
@@ -112,6 +112,14 @@ function gini(values: number[]): number {
   if (total === 0) return 0;
   const weighted = sum(sorted.map((v, i) => (2 * (i + 1) - sorted.length - 1) * v));
   return weighted / (sorted.length * total);
+}
+
+/**
+ * The wait chart's bucket: a twelfth of the scenario's pickup window in whole minutes (at least one), so that the
+ * chart spans the window whatever its length (5-minute buckets cut a parcel day's 4-hour waits at the first hour).
+ */
+export function waitBucketS(pickupWindowS: number): number {
+  return Math.max(60, Math.ceil(pickupWindowS / 12 / 60) * 60);
 }
 
 function histogram(values: number[], bucketS: number, buckets: number): { bucket_s: number; counts: number[] } {
