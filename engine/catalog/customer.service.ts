@@ -99,17 +99,22 @@ export async function searchCustomers(
   filter: { q?: string; is_active?: boolean; custom_fields?: CustomFieldValues },
   page: { limit: number; offset: number; orderBy: Record<string, 'asc' | 'desc'> },
 ): Promise<[CustomerView[], number]> {
-  const profiles = em
-    .createQueryBuilder(UserProfileSchema, 'p')
-    .select('p.user_id')
-    .where({ siteId, role: 'customer', isActive: filter.is_active ?? true });
-  if (filter.custom_fields) profiles.andWhere('p.custom_fields @> ?::jsonb', [JSON.stringify(filter.custom_fields)]);
-  const where: Record<string, unknown> = { id: { $in: profiles.getKnexQuery() }, isServiceAccount: false };
-  if (filter.is_active !== false) where.isActive = true;
+  // A customer is inactive when their profile here or their account is (as GET /customer reports is_active).
+  const inactive = filter.is_active === false;
+  const customerIds = (profileActive?: boolean) => {
+    const query = em.createQueryBuilder(UserProfileSchema, 'p').select('p.user_id').where({ siteId, role: 'customer', ...(profileActive === undefined ? {} : { isActive: profileActive }) });
+    if (filter.custom_fields) query.andWhere('p.custom_fields @> ?::jsonb', [JSON.stringify(filter.custom_fields)]);
+    return query.getKnexQuery();
+  };
+  const where: Record<string, unknown> = { id: { $in: customerIds(inactive ? undefined : true) }, isServiceAccount: false };
+  const conditions: Record<string, unknown>[] = [];
+  if (inactive) conditions.push({ $or: [{ isActive: false }, { id: { $in: customerIds(false) } }] });
+  else where.isActive = true;
   if (filter.q) {
     const pattern = containsPattern(filter.q);
-    where.$or = ['email', 'firstName', 'lastName', 'phone'].map((field) => ({ [field]: { $ilike: pattern } }));
+    conditions.push({ $or: ['email', 'firstName', 'lastName', 'phone'].map((field) => ({ [field]: { $ilike: pattern } })) });
   }
+  if (conditions.length > 0) where.$and = conditions;
   const [users, total] = await em.findAndCount(UserSchema, where, page);
   if (users.length === 0) return [[], total];
   const ids = users.map((u) => u.id);

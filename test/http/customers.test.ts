@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOperator, sessionClient, type SiteFixture } from '../support/fixtures.ts';
+import { createOperator, sessionClient, signIn, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -128,6 +128,16 @@ describe('customers', () => {
     // Their own password still signs them in (to choose between the admin and the customer profile).
     const signIn = await sites.server.client('acme').post<{ data: { type: string } }>('/api/auth/signin', admin);
     expect([signIn.status, signIn.body.data.type]).toEqual([200, 'pre_authentication']);
+  });
+
+  it('lists a customer whose account the platform switched off among the inactive ones, as GET /customer reports them', async () => {
+    const customer = await addCustomer(sites.acme, { email: 'olga@acme.example', first_name: 'Olga' });
+    const operator = await createOperator(sites.server, 'op-olga@platform.example');
+    const platform = sites.server.client(null).as({ accessToken: (await signIn(sites.server.client(null), operator.email, operator.password)).access_token });
+    expect((await platform.put('/api/user', { id: customer.id, is_active: false })).status).toBe(200);
+    expect((await sites.acme.as.dispatcher.get<One<Customer>>(`/api/customer?id=${customer.id}`)).body.data.is_active).toBe(false);
+    expect((await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=olga')).body.data).toEqual([]);
+    expect((await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=olga&is_active=false')).body.data.map((c) => c.id)).toEqual([customer.id]);
   });
 
   it("another site's customer is 404 to read, update and search", async () => {
