@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOperator, sessionClient, signIn, type SiteFixture } from '../support/fixtures.ts';
+import { createOperator, sessionClient, signIn as signInTo, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -133,7 +133,7 @@ describe('customers', () => {
   it('lists a customer whose account the platform switched off among the inactive ones, as GET /customer reports them', async () => {
     const customer = await addCustomer(sites.acme, { email: 'olga@acme.example', first_name: 'Olga' });
     const operator = await createOperator(sites.server, 'op-olga@platform.example');
-    const platform = sites.server.client(null).as({ accessToken: (await signIn(sites.server.client(null), operator.email, operator.password)).access_token });
+    const platform = sites.server.client(null).as({ accessToken: (await signInTo(sites.server.client(null), operator.email, operator.password)).access_token });
     expect((await platform.put('/api/user', { id: customer.id, is_active: false })).status).toBe(200);
     expect((await sites.acme.as.dispatcher.get<One<Customer>>(`/api/customer?id=${customer.id}`)).body.data.is_active).toBe(false);
     expect((await sites.acme.as.dispatcher.get<Many<Customer>>('/api/customer/search?q=olga')).body.data).toEqual([]);
