@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { DriverEarningSchema, type DriverEarning } from '../../persistence/entities/driver-earning.entity.ts';
@@ -49,13 +50,21 @@ export async function earningsTimeSeries(em: EntityManager, viewer: EarningsView
   return rows.map((row) => ({ period: row.period!, ...totals(row) }));
 }
 
+/** The largest amount an earning's columns hold (PostgreSQL integer). */
+const MAX_CENTS = 2_147_483_647;
+
 /**
  * Adds a tip to a job's earning (tips accumulate; the total is amount + tips).
- * @throws DomainError 404 when the job has no earning (not completed, no default rule, or another site's)
+ * @throws DomainError 404 when the job has no earning (not completed, no default rule, or another site's), 400 AMOUNT_TOO_LARGE
  */
 export async function addTip(em: EntityManager, actor: AuditActor, siteId: string, jobId: string, amountCents: number): Promise<DriverEarning> {
-  const earning = await em.findOne(DriverEarningSchema, { jobId });
+  // Locked: two tips at once both count (read, added and written in turn, not over each other).
+  const earning = await em.findOne(DriverEarningSchema, { jobId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!earning) throw new DomainError(404, 'NOT_FOUND', `No earning for job ${jobId}: tips go to completed jobs with an earning`, 'job_id');
+  // The amounts are 32-bit integers: past that the write would fail (a 500).
+  if (earning.amountCents + earning.tipAmountCents + amountCents > MAX_CENTS) {
+    throw DomainError.invalid('AMOUNT_TOO_LARGE', `The earning's total would pass ${MAX_CENTS} cents`, 'amount_cents');
+  }
   const before = { tip_amount_cents: earning.tipAmountCents, total_amount_cents: earning.totalAmountCents };
   earning.tipAmountCents += amountCents;
   earning.totalAmountCents = earning.amountCents + earning.tipAmountCents;

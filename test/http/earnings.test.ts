@@ -174,6 +174,19 @@ describe('driver earnings', () => {
     }
   });
 
+  it('counts tips sent at once, and refuses one that would take the total past what the amounts hold, changing nothing', async () => {
+    const earning = await completeJob();
+    const tip = () => sites.acme.as.dispatcher.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 10_000_000 });
+    // 214 tips at ten at once: every one counts (each is read, added and written in turn).
+    for (let batch = 0; batch < 21; batch++) await Promise.all(Array.from({ length: 10 }, tip));
+    for (let i = 0; i < 4; i++) await tip();
+    const read = async () => (await sites.acme.as.dispatcher.get<Many<Earning>>(`/api/earnings/search?job_id=${earning.job_id}`)).body.data[0]!.tip_amount_cents;
+    expect(await read()).toBe(2_140_000_000);
+    const last = await tip();
+    expect([last.status, last.body.code]).toEqual([400, 'AMOUNT_TOO_LARGE']);
+    expect(await read()).toBe(2_140_000_000);
+  });
+
   it('clamps a job to the rule minimum', async () => {
     const rule = await sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Guaranteed', components: [{ type: 'per_stop', rate: 1 }], minimum_amount: 8.5, maximum_amount: 30, is_default: true });
     expect(rule.body.data).toMatchObject({ is_default: true, minimum_amount: 8.5, maximum_amount: 30 });
