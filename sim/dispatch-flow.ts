@@ -77,6 +77,9 @@ export async function dispatch(run: RunContext, job: JobState): Promise<void> {
   }
   if (outcome.kind === 'none') {
     retryLater(run, job, `no driver found (${outcome.reason})`, waitsForFreeSlot(run, outcome.reason) ? 'slot' : 'none');
+    // Refused for a reason a free driver does not change (outside every zone: a driver with room was there): the
+    // slot that may have woken it goes on to the next job waiting for one.
+    if (outcome.reason.startsWith('NO_ELIGIBLE_DRIVER:')) wakeWaiting(run, 1, job);
     return;
   }
   const driver = run.byUserId.get(outcome.driverUserId);

@@ -76,7 +76,8 @@ export function loadLiLim(instance: string, overrides: { drivers?: number } = {}
       arrival_weights: [1],
       pickup: { kind: 'uniform' },
       dropoff: { kind: 'uniform' },
-      pickup_window_s: 1,
+      // The widest pickup window of the instance (what the report's wait chart spans); jobs carry their own.
+      pickup_window_s: Math.max(1, ...jobs.map((job) => job.pickupDue - job.pickupReady)),
       dropoff_window_s: 1,
       service_s: { pickup: [0, 0], dropoff: [0, 0] },
     },

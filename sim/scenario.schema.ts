@@ -35,7 +35,7 @@ const Acceptance = Type.Object(
     offer_accept_rate: Type.Number({ minimum: 0, maximum: 1, description: 'chance a driver accepts an offer (require_confirmation)' }),
     offer_response_s: Range,
     pool_claim_delay_s: Range,
-    pool_radius_m: Type.Number({ exclusiveMinimum: 0, description: 'free drivers this close to a new pool post react to it at once (the live feed tells them); a free driver who looks at the pool later takes the nearest job within max_pickup_m' }),
+    pool_radius_m: Type.Number({ exclusiveMinimum: 0, description: 'the three nearest free drivers within this distance of a new pool post try to claim it after pool_claim_delay_s (the live feed tells them); a free driver who looks at the pool later takes the nearest job within max_pickup_m' }),
     max_pickup_m: Type.Number({ exclusiveMinimum: 0, description: 'a driver returns an offer whose pickup is farther than this' }),
   },
   { additionalProperties: false },

@@ -11,7 +11,7 @@ import { simulateInProcess } from '../../sim/simulate.ts';
 import type { StrategyName } from '../../sim/strategies.ts';
 import { ADMIN_URL, APP_ROLE } from '../support/postgres.ts';
 
-const STRATEGIES: StrategyName[] = ['round-robin', 'team-eta', 'pool', 'load-balanced'];
+const STRATEGIES: StrategyName[] = ['round-robin', 'team-eta', 'pool', 'load-balanced', 'zone-based'];
 const databases = new SimDatabases({ adminUrl: ADMIN_URL, appRole: APP_ROLE, template: inject('templateDatabase') });
 afterAll(() => databases.close());
 
