@@ -52,7 +52,7 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
   data.previous_workflow_state_id = from.id;
   data.previous_phase = from.phase;
   // The driver a job was taken from hears of it too (the live feed routes on this field).
-  const previousDriver = move.kind === 'job' ? (move.previousDriverUserId ?? driversBefore.get(scope.touched)?.get(entity.id)) : null;
+  const previousDriver = move.kind === 'job' ? (move.previousDriverUserId ?? driversBefore(scope).get(entity.id)) : null;
   if (move.kind === 'job' && previousDriver && previousDriver !== move.entity.driverUserId) data.previous_driver_user_id = previousDriver;
   // A stop's event names its job's driver, so that it reaches their feed (a stop carries no driver of its own).
   if (move.kind === 'job') driversOfJobs(scope).set(entity.id, move.entity.driverUserId);
@@ -65,20 +65,25 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
   scope.touched.set(entity.id, { snapshot: move.next, version: entity.version, workflowId: workflow.id });
 }
 
+/** A map that lives as long as one command (keyed by its `touched`, which does). */
+function perCommand<V>(): (scope: CommandScope) => Map<string, V> {
+  const maps = new WeakMap<CommandScope['touched'], Map<string, V>>();
+  return (scope) => {
+    let map = maps.get(scope.touched);
+    if (!map) maps.set(scope.touched, (map = new Map()));
+    return map;
+  };
+}
+
 /**
  * The driver of each job this command moved, as written, for the events of its stops moved after it (a job's
  * dispatch, return or cancellation cascades to them); a stop moved on its own finds its job's driver in its update's
  * answer (`jobDriverUserId`) or in the row its move read (`knownRow`).
  */
-const jobDrivers = new WeakMap<CommandScope['touched'], Map<string, string | null>>();
+const driversOfJobs = perCommand<string | null>();
 
-function driversOfJobs(scope: CommandScope): Map<string, string | null> {
-  let drivers = jobDrivers.get(scope.touched);
-  if (!drivers) jobDrivers.set(scope.touched, (drivers = new Map()));
-  return drivers;
-}
-
-const driversBefore = new WeakMap<CommandScope['touched'], Map<string, string | null>>();
+/** Each job's driver before this command changed it, as `noteDriverBefore` noted it. */
+const driversBefore = perCommand<string | null>();
 
 /**
  * Notes a job's driver before this command changed it, for a move whose own write does not read it: a dispatch
@@ -86,7 +91,6 @@ const driversBefore = new WeakMap<CommandScope['touched'], Map<string, string | 
  * job was taken from (`previous_driver_user_id`), as a return's does.
  */
 export function noteDriverBefore(scope: CommandScope, jobId: string, driverUserId: string | null): void {
-  let drivers = driversBefore.get(scope.touched);
-  if (!drivers) driversBefore.set(scope.touched, (drivers = new Map()));
+  const drivers = driversBefore(scope);
   if (!drivers.has(jobId)) drivers.set(jobId, driverUserId);
 }
