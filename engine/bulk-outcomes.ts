@@ -4,7 +4,7 @@ export type BulkFailure = { id: string; error: string; code: string };
 export type BulkResult<T> = { succeeded: T[]; failed: BulkFailure[] };
 
 /** The code of an item that failed on the server's side (a database error, a lost connection, a bug). */
-export const ITEM_INTERNAL_ERROR = 'INTERNAL_ERROR';
+const ITEM_INTERNAL_ERROR = 'INTERNAL_ERROR';
 
 export type EachIdOptions = {
   /** Items handled at once (each is its own command). */

@@ -9,15 +9,15 @@ const MAX_PAGE = 1_000_000;
 /** A page number, in a query or a body: at most a million, as a larger one would put the offset past PostgreSQL's bigint (a 500, not a 400). */
 export const PageNumber = Type.Integer({ minimum: 1, maximum: MAX_PAGE });
 
-/** The page parameters: `page` with `per_page` or `page_size`. */
-const pageQuery = {
+/**
+ * The page parameters: `page` with `per_page` or `page_size`; alone, the query of a short list read whole and kept in
+ * its own order (a catalog, a site's providers: paged, not sortable, `pageOfWholeList`).
+ */
+export const pageQuery = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
   per_page: Type.Optional(Type.Integer({ minimum: 1, description: `default ${DEFAULT_PAGE_SIZE}, clamped to ${MAX_PAGE_SIZE}` })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, description: 'alias of per_page' })),
 };
-
-/** The query of a short list read whole and kept in its own order (a catalog, a site's providers): paged, not sortable. */
-export const wholeListQuery = pageQuery;
 
 /** A page of a list read whole, as `{data, meta: {total, page, per_page}}` like every list. */
 export function pageOfWholeList<T>(items: T[], input: PagingInput) {

@@ -19,7 +19,7 @@ export async function schedulingTransaction(queue: DurableQueue, scope: CommandS
 }
 
 /** A due job that ran before the transaction that scheduled it committed (see {@link schedulingTransaction}). */
-export class ScheduleNotCommitted extends Error {
+class ScheduleNotCommitted extends Error {
   constructor(xid: string) {
     super(`the transaction ${xid} that scheduled this dispatch has not committed yet; the queue runs it again later`);
     this.name = 'ScheduleNotCommitted';

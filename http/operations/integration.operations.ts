@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListResponse, pageOfWholeList, wholeListQuery } from '../pagination.ts';
+import { ListResponse, pageOfWholeList, pageQuery } from '../pagination.ts';
 import type { Services } from '../../app/services.ts';
 import { connectIntegration } from '../../engine/integrations/connect.ts';
 import { ConnectStateSigner } from '../../engine/integrations/connect-state.ts';
@@ -34,7 +34,7 @@ export const integrationOperations = [
     tag: 'Integrations',
     access: 'integration.manage',
     host: 'site',
-    query: Type.Object({ category: Type.Optional(IntegrationCategory), ...wholeListQuery }, { additionalProperties: false }),
+    query: Type.Object({ category: Type.Optional(IntegrationCategory), ...pageQuery }, { additionalProperties: false }),
     response: ListResponse(AvailableIntegrationResponse),
     handler: async ({ query }) => {
       const data = PROVIDERS.filter((p) => !query.category || p.category === query.category).map((p) =>
@@ -51,7 +51,7 @@ export const integrationOperations = [
     tag: 'Integrations',
     access: 'integration.manage',
     host: 'site',
-    query: Type.Object({ category: Type.Optional(IntegrationCategory), integration_key: Type.Optional(IntegrationKey), ...wholeListQuery }, { additionalProperties: false }),
+    query: Type.Object({ category: Type.Optional(IntegrationCategory), integration_key: Type.Optional(IntegrationKey), ...pageQuery }, { additionalProperties: false }),
     response: ListResponse(SiteIntegrationResponse),
     handler: async ({ query, transaction }) => {
       const data = (await transaction((em) => listIntegrations(em, { category: query.category, integration_key: query.integration_key }))).map(toSiteIntegrationResponse);

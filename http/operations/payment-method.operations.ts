@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListResponse, pageOfWholeList, wholeListQuery } from '../pagination.ts';
+import { ListResponse, pageOfWholeList, pageQuery } from '../pagination.ts';
 import type { Services } from '../../app/services.ts';
 import {
   createPaymentMethod,
@@ -44,7 +44,7 @@ export const paymentMethodOperations = [
     tag: 'Customers',
     access: 'payment_method.manage',
     host: 'site',
-    query: Type.Object({ customer_id: Type.Optional(Id), ...wholeListQuery }, { additionalProperties: false }),
+    query: Type.Object({ customer_id: Type.Optional(Id), ...pageQuery }, { additionalProperties: false }),
     response: ListResponse(PaymentMethodResponse),
     handler: async ({ query, site, actor, principal, services, transaction }) => {
       const rows = await transaction((em) => listPaymentMethods(em, paymentContext(services, actor, principal, site), query.customer_id));
