@@ -13,6 +13,10 @@ const RESET_TTL_SECONDS = 3600;
 /**
  * Mails a reset token to a user who may sign in here (a profile on this site, or a platform operator on the platform
  * host). Unknown emails do nothing, and the caller answers the same either way, so no one learns who has an account.
+ * An account that reaches beyond this site (`account_beyond_site`: a profile elsewhere, a platform operator) is not
+ * the site's to reset through its own mail: the site's admins choose its email integration (an SMTP server of theirs)
+ * and read its pending messages, so a site that linked another site's admin as its customer would receive the token
+ * that sets that admin's password. Such mail goes through the platform's own channel (the mailbox).
  */
 export async function requestPasswordReset(
   em: EntityManager,
@@ -28,8 +32,10 @@ export async function requestPasswordReset(
     : user.isPlatformOperator;
   if (!allowed) return;
   const ticket = await issueTicket(em, clock, { purpose: 'password_reset', siteId: site?.id ?? null, userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
+  const shared = site ? (await em.execute<{ shared: boolean }[]>('select account_beyond_site(?, ?) as shared', [user.id, site.id]))[0]?.shared : false;
   await sendMail(em, {
     siteId: site?.id ?? null,
+    platformOnly: shared,
     to: user.email,
     subject: `Reset your ${site?.name ?? 'platform'} password`,
     body:

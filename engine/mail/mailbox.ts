@@ -3,7 +3,8 @@ import { MailMessageSchema } from '../../persistence/entities/mail-message.entit
 import { newId } from '../../persistence/ids.ts';
 import { hasEmailIntegration, sendNotification } from '../notify/send-notification.ts';
 
-export type OutgoingMail = { siteId: string | null; to: string; subject: string; body: string };
+/** `platformOnly`: never through the site's email integration (mail the site's admins must not be able to read). */
+export type OutgoingMail = { siteId: string | null; to: string; subject: string; body: string; platformOnly?: boolean };
 
 /**
  * Sends a site's mail through its email integration (queued, retried: see `sendNotification`); a site without one
@@ -12,7 +13,7 @@ export type OutgoingMail = { siteId: string | null; to: string; subject: string;
  * nothing. Mailbox mail is not copied to the admin-readable notification outbox: it may carry reset tokens.
  */
 export async function sendMail(em: EntityManager, mail: OutgoingMail): Promise<void> {
-  if (mail.siteId && (await hasEmailIntegration(em, mail.siteId))) {
+  if (mail.siteId && !mail.platformOnly && (await hasEmailIntegration(em, mail.siteId))) {
     await sendNotification(em, mail.siteId, { channel: 'email', to: mail.to, subject: mail.subject, body: mail.body });
     return;
   }

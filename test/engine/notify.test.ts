@@ -114,6 +114,20 @@ describe('notifications through an SMTP integration', () => {
     );
     expect(mailbox).toBe(0);
   });
+  it("mails the reset of an account shared with another site through the platform's mailbox, never the site's SMTP server", async () => {
+    // Acme links Globex's admin as its customer: the account is Globex's too, so Acme's mail must not carry its token.
+    const email = sites.globex.users.admin.email;
+    expect((await sites.acme.as.admin.post('/api/customer', { email })).status).toBe(201);
+    expect((await sites.server.client('acme').post('/api/auth/password/reset', { email })).status).toBe(202);
+    const mailbox = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.find(MailMessageSchema, { recipient: email }));
+    expect(mailbox).toHaveLength(1);
+    expect(mailbox[0]!.body).toMatch(/dtk_/);
+    const outbox = await sites.acme.as.admin.get<{ data: unknown[] }>(`/api/notification/outbox?recipient=${encodeURIComponent(email)}`);
+    expect(outbox.body.data).toEqual([]);
+    // The site's own users still get theirs through its SMTP server (the test above), and this one reached none.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(smtp.received.filter((m) => m.to.includes(email))).toEqual([]);
+  });
 });
 
 describe('notification input', () => {
