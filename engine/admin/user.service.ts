@@ -95,6 +95,7 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   const view = await getUser(em, scope, input.id);
   const { user } = view;
   await assertAccountOwned(em, actor, scope, user.id, input);
+  assertNotKeyAccount(user, scope, input);
   const before = auditSnapshot(user);
   applyPatch(user, input, UPDATABLE);
   if (input.email !== undefined) {
@@ -112,6 +113,17 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   if (input.password !== undefined || (input.is_active === false && scope.siteId === null)) await revokeUserSessions(em, scope, user.id);
   else if (input.is_active === false) await revokeUserSessions(em, scope, user.id, 'this site');
   return getUser(em, scope, user.id);
+}
+
+/**
+ * An API key acts with its application's role and state (`PUT /application`), not its service account's profile:
+ * a profile change there would answer 200 and leave the key as it was.
+ * @throws DomainError 409 SERVICE_ACCOUNT
+ */
+function assertNotKeyAccount(user: User, scope: AdminScope, input: UpdateUserInput): void {
+  const field = input.role !== undefined ? 'role' : input.is_active !== undefined && scope.siteId !== null ? 'is_active' : null;
+  if (!user.isServiceAccount || !field) return;
+  throw new DomainError(409, 'SERVICE_ACCOUNT', `User ${user.id} is an API key's account: change the key's role or switch it off with PUT /application`, field);
 }
 
 /** The fields of the account itself, shared by every site the user belongs to (a profile's role and state are not). */

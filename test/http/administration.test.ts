@@ -75,6 +75,20 @@ describe('API keys', () => {
     await acme.as.admin.put('/api/application', { id: created.body.data.id, is_active: false });
     expect((await key.get('/api/auth/me')).status).toBe(401);
   });
+
+  it("refuses a profile change of a key's service account, which would not change the key", async () => {
+    const created = await acme.as.admin.post<One<{ id: string; api_key: string }>>('/api/application', { name: 'agent', role: 'admin' });
+    const key = server.client('acme').as({ apiKey: created.body.data.api_key });
+    const me = await key.get<One<{ user: { id: string } }>>('/api/auth/me');
+    const serviceUserId = me.body.data.user.id;
+    for (const change of [{ is_active: false }, { role: 'customer' }]) {
+      const refused = await acme.as.admin.put('/api/user', { id: serviceUserId, ...change });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'SERVICE_ACCOUNT', fields: [{ field: Object.keys(change)[0] }] });
+    }
+    // Nothing changed: the key still acts as an admin.
+    expect((await key.get('/api/audit/search')).status).toBe(200);
+  });
 });
 
 describe('users on a site', () => {
