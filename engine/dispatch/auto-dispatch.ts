@@ -22,7 +22,9 @@ const JOBS_PER_PASS = 50;
  * process: two processes racing for one job meet at the job's version check and the unique active-dispatch index,
  * and the loser finds the job dispatched. A job nobody can take now stays unassigned and is tried again next pass.
  *
- * The same pass completes `processing` dispatches whose job reached a terminal phase.
+ * The same pass completes the open dispatches whose job reached a terminal phase: `processing` ones, and `pending`
+ * ones (an offer in the pool, a dispatch awaiting the driver's confirmation, a scheduled one) that would otherwise
+ * wait for good for a claim, an accept or a run that can no longer happen.
  */
 export function createAutoDispatcher(deps: DispatchDeps & { orm: MikroORM; logger: Logger; pollMs?: number }): AutoDispatcher {
   let autoSites = true;
@@ -80,12 +82,12 @@ async function completeFinished(deps: DispatchDeps & { orm: MikroORM }): Promise
   const rows = await inTenantScope(deps.orm, { siteId: null, platform: true }, (em) =>
     em.execute<{ id: string; site_id: string; job_id: string }[]>(
       `select d.id, d.site_id, d.job_id from dispatch d join job j on j.id = d.job_id
-       where d.status = 'processing' and d.is_active and j.phase in ('completed', 'cancelled') order by d.created_at limit 100`,
+       where d.status <> 'completed' and d.is_active and j.phase in ('completed', 'cancelled') order by d.created_at limit 100`,
     ),
   );
   for (const row of rows) {
     await deps.engine.command(systemContext(row.site_id, 'dispatch-complete'), `job:${row.job_id}`, (scope) =>
-      updateDispatch(scope, row.id, { status: 'completed', completed_at: scope.clock.now() }, "status = 'processing'", [], 'complete'),
+      updateDispatch(scope, row.id, { status: 'completed', completed_at: scope.clock.now() }, "status <> 'completed' and is_active", [], 'complete'),
     );
   }
 }

@@ -35,8 +35,12 @@ export async function postToPool(scope: CommandScope, jobId: string, teamId: str
   return insertDispatch(scope, { job_id: job.id, team_id: teamId, method: 'opt-in', status: 'pending', posted_at: postedAt, dispatch_at: postedAt });
 }
 
-/** The offers' filter: site-wide ones and the driver's (`?` after the site and the time) teams' ones, posted by now, open. */
-const OPEN_OFFERS = `from dispatch d join job j on j.id = d.job_id and (j.site_id = d.site_id) is true and j.deleted_at is null
+/**
+ * The offers' filter: site-wide ones and the driver's (`?` after the site and the time) teams' ones, posted by now,
+ * open, of a job still unassigned (a job cancelled meanwhile leaves the pool at once; the auto-dispatch pass then
+ * completes its offer).
+ */
+const OPEN_OFFERS = `from dispatch d join job j on j.id = d.job_id and (j.site_id = d.site_id) is true and j.deleted_at is null and j.phase = 'unassigned'
   where d.site_id = ? and d.method = 'opt-in' and d.status = 'pending' and d.is_active and d.assigned_to_driver_id is null and d.posted_at <= ?
     and (d.team_id is null or ${teamMember('d')})`;
 

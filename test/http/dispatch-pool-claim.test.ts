@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { useOneSite } from '../support/one-site.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { createDriver, createVehicle, jobAt } from './dispatch-fixtures.ts';
 
 type Audit = { action: string; previous_data: { assigned_to_driver_id: string | null; status: string } | null; new_data: { assigned_to_driver_id: string | null; status: string } };
@@ -35,4 +36,25 @@ it('a won claim is audited and announced as the claim, then the dispatch, in tha
   expect(audit.body.data).toHaveLength(3);
   expect([byAction.claim!.previous_data!.assigned_to_driver_id, byAction.claim!.new_data.assigned_to_driver_id, byAction.claim!.new_data.status]).toEqual([null, winner.id, 'pending']);
   expect([byAction.dispatch!.previous_data!.status, byAction.dispatch!.new_data.status]).toEqual(['pending', 'processing']);
+});
+
+it('an offer or an unconfirmed dispatch of a job that ended leaves the pool at once and is completed by the background pass', async () => {
+  const vehicle = await createVehicle(site.acme, 'Van ended');
+  const driver = await createDriver(site.server, site.acme, { name: 'Pool Pat', at: PARIS, vehicleId: vehicle });
+  const offered = await jobAt(site.acme.as.dispatcher, PARIS);
+  const posted = await site.acme.as.dispatcher.post<{ data: { succeeded: { id: string }[] } }>('/api/dispatch/pool', { job_ids: [offered.id] });
+  const offer = posted.body.data.succeeded[0]!.id;
+  const unconfirmed = await jobAt(site.acme.as.dispatcher, PARIS);
+  const sent = await site.acme.as.dispatcher.post<{ data: { dispatch: { id: string } } }>('/api/dispatch/assign', { job_id: unconfirmed.id, driver_id: driver.id, require_confirmation: true });
+  expect(sent.status).toBe(200);
+  const cancelled = await site.acme.as.dispatcher.post<{ succeeded: string[] }>('/api/job/bulk/cancel', { ids: [offered.id, unconfirmed.id] });
+  expect(cancelled.body.succeeded).toHaveLength(2);
+
+  const pool = await driver.client.get<{ data: { dispatch_id: string }[] }>('/api/dispatch/pool');
+  expect(pool.status).toBe(200);
+  expect(pool.body.data.map((entry) => entry.dispatch_id)).not.toContain(offer);
+  const status = async (id: string) => (await site.acme.as.dispatcher.get<{ data: { status: string } }>(`/api/dispatch?id=${id}`)).body.data.status;
+  await waitFor('both dispatches completed', async () => (await status(offer)) === 'completed' && (await status(sent.body.data.dispatch.id)) === 'completed', 10_000);
+  expect((await driver.client.post('/api/dispatch/claim', { dispatch_id: offer })).status).toBe(409);
+  expect((await driver.client.post('/api/dispatch/accept', { dispatch_id: sent.body.data.dispatch.id })).body).toMatchObject({ code: 'NOT_AWAITING_CONFIRMATION' });
 });
