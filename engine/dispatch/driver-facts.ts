@@ -11,7 +11,7 @@ export type DriverFacts = {
   email: string;
   firstName: string | null;
   lastName: string | null;
-  /** The worker is active and so is their driver profile. */
+  /** The worker is active and so are their driver profile and their account. */
   active: boolean;
   operationalStatus: string;
   availability: Availability;
@@ -35,6 +35,21 @@ type Row = {
   default_vehicle_id: string | null; vehicle_type: string | null; team_ids: string[]; zone_ids: string[]; max_load: number | null;
   load: string | number | null; weekly: WorkerScheduleData['weekly'] | null; exceptions: WorkerScheduleData['exceptions'] | null;
 };
+
+/**
+ * The columns of a worker's facts that both readers (this one and the driver index's slow facts) select, and the
+ * joins they come from (`w` worker, `p` driver profile, `u` user, `v` default vehicle, `ws` schedule). A default
+ * vehicle that was switched off is no vehicle: its id would otherwise go on the dispatch and the route (spec: a
+ * direct assignment needs a vehicle). A user whose account the platform switched off counts as an inactive profile.
+ */
+export const WORKER_FACT_COLUMNS = `w.user_id, u.email, u.first_name, u.last_name, u.display_name, w.operational_status,
+  (p.is_active and u.is_active) as profile_active, case when v.id is not null then w.default_vehicle_id end as default_vehicle_id,
+  v.type as vehicle_type, w.team_ids, w.zone_ids, w.max_load, ws.weekly, ws.exceptions`;
+export const WORKER_FACT_JOINS = `from worker w
+  join user_profile p on p.site_id = w.site_id and p.user_id = w.user_id and p.role = 'driver'
+  join app_user u on u.id = w.user_id
+  left join vehicle v on v.site_id = w.site_id and v.id = w.default_vehicle_id and v.is_active
+  left join worker_schedule ws on ws.site_id = w.site_id and ws.user_id = w.user_id`;
 
 /**
  * The site's workers with a driver profile (optionally one team's, or named ones), ordered by user id, with their
@@ -65,15 +80,9 @@ export async function loadDriverFacts(em: EntityManager, siteId: string, scope: 
        select driver_user_id, count(*) as load from job
        where site_id = ? and phase in ('assigned', 'in_progress') and deleted_at is null and driver_user_id is not null${loadFilter}
        group by driver_user_id)
-     select w.user_id, u.email, u.first_name, u.last_name, u.display_name, w.operational_status, p.is_active as profile_active,
-       ds.availability, ds.last_lat, ds.last_lng, w.default_vehicle_id, v.type as vehicle_type, w.team_ids, w.zone_ids,
-       w.max_load, l.load, ws.weekly, ws.exceptions
-     from worker w
-     join user_profile p on p.site_id = w.site_id and p.user_id = w.user_id and p.role = 'driver'
-     join app_user u on u.id = w.user_id
+     select ${WORKER_FACT_COLUMNS}, ds.availability, ds.last_lat, ds.last_lng, l.load
+     ${WORKER_FACT_JOINS}
      left join driver_state ds on ds.site_id = w.site_id and ds.user_id = w.user_id
-     left join vehicle v on v.site_id = w.site_id and v.id = w.default_vehicle_id and v.is_active
-     left join worker_schedule ws on ws.site_id = w.site_id and ws.user_id = w.user_id
      left join loads l on l.driver_user_id = w.user_id
      where ${where.join(' and ')} order by w.user_id asc`,
     params,

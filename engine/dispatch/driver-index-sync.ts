@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
-import type { DriverFacts } from './driver-facts.ts';
+import { WORKER_FACT_COLUMNS, WORKER_FACT_JOINS, type DriverFacts } from './driver-facts.ts';
 import { JOB_TARGET_SQL, type JobTargetRow } from './job-target.ts';
 import { executePrepared, executePreparedThen, inlined, type RawStatement } from './prepared-statement.ts';
 
@@ -179,14 +179,7 @@ type SlowRow = {
 /** The same join and naming rules as `loadDriverFacts`, without the actor state and the loads; ordered by user id. */
 export async function loadSlowFacts(em: EntityManager, siteId: string): Promise<SlowFacts[]> {
   const rows = await em.execute<SlowRow[]>(
-    `select w.user_id, u.email, u.first_name, u.last_name, u.display_name, w.operational_status, p.is_active as profile_active,
-       w.default_vehicle_id, v.type as vehicle_type, w.team_ids, w.zone_ids, w.max_load, ws.weekly, ws.exceptions
-     from worker w
-     join user_profile p on p.site_id = w.site_id and p.user_id = w.user_id and p.role = 'driver'
-     join app_user u on u.id = w.user_id
-     left join vehicle v on v.site_id = w.site_id and v.id = w.default_vehicle_id and v.is_active
-     left join worker_schedule ws on ws.site_id = w.site_id and ws.user_id = w.user_id
-     where w.site_id = ? order by w.user_id asc`,
+    `select ${WORKER_FACT_COLUMNS} ${WORKER_FACT_JOINS} where w.site_id = ? order by w.user_id asc`,
     [siteId],
   );
   return rows.map((row) => ({

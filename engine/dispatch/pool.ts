@@ -89,7 +89,7 @@ export async function listPool(read: TenantRead, workflows: WorkflowLookup, site
  * longer holds, in any number of processes. The winner's job is dispatched in the same transaction (as the system,
  * on the driver's behalf); if that fails, the claim rolls back and the offer stays open. A claim is the driver's own
  * choice, so it counts as accepted.
- * @throws DomainError 404 (unknown, not yet posted, or another team's offer), 409 ALREADY_CLAIMED
+ * @throws DomainError 404 (unknown, not yet posted, or another team's offer), 409 ALREADY_CLAIMED, 409 DRIVER_AT_CAPACITY
  */
 export async function claimFromPool(scope: CommandScope, dispatchId: string): Promise<Assigned> {
   const driverId = scope.actor.userId;
@@ -118,6 +118,12 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
     throw alreadyClaimed(dispatchId);
   }
   const loaded = loadedFrom(indexed, claimed.job_id!, driverId);
+  // The office's limit on a driver's open jobs (`max_load`) holds for the jobs they take themselves too: a strategy
+  // passes over such a driver (`capacity`). The claim's update is rolled back with the command.
+  const driver = loaded.driver;
+  if (driver && driver.maxLoad !== null && driver.load >= driver.maxLoad) {
+    throw new DomainError(409, 'DRIVER_AT_CAPACITY', `Driver ${driverId} has ${driver.load} open jobs, their limit (max_load ${driver.maxLoad})`, 'dispatch_id');
+  }
   // `assignJob` checks the zone only for what it reads itself; after its own first check (the phase), as it would.
   if (loaded.job.phase === 'unassigned') await assertDispatchableZone(scope.em, loaded.job);
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };

@@ -35,6 +35,7 @@ import { CascadeChecks0034 } from './0034-cascade-checks.ts';
 import { TurnLockKeys0035 } from './0035-turn-lock-keys.ts';
 import { AccountBeyondSite0036 } from './0036-account-beyond-site.ts';
 import { IntegrationAuthorizing0037 } from './0037-integration-authorizing.ts';
+import { UserActiveFleetVersion0038 } from './0038-user-active-fleet-version.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -74,4 +75,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0035-turn-lock-keys', class: TurnLockKeys0035 },
   { name: '0036-account-beyond-site', class: AccountBeyondSite0036 },
   { name: '0037-integration-authorizing', class: IntegrationAuthorizing0037 },
+  { name: '0038-user-active-fleet-version', class: UserActiveFleetVersion0038 },
 ];
