@@ -4,6 +4,7 @@ import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
 import { createCoalescedTask } from '../queue/coalesced-task.ts';
+import { createDispatchBackoff, type DispatchBackoff } from './auto-dispatch-backoff.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { updateDispatch } from './dispatch-record.ts';
 import type { SiteStrategy } from './dispatch-types.ts';
@@ -20,7 +21,8 @@ const JOBS_PER_PASS = 50;
  * first for the priority strategy, else oldest first), and dispatches each with the site's strategy through the
  * command path as the system. Passes run after every command commit (coalesced) and every `pollMs`, in every
  * process: two processes racing for one job meet at the job's version check and the unique active-dispatch index,
- * and the loser finds the job dispatched. A job nobody can take now stays unassigned and is tried again next pass.
+ * and the loser finds the job dispatched. A job nobody can take now stays unassigned and is tried again after a
+ * wait that doubles from 2 s to a minute (`auto-dispatch-backoff.ts`), so it does not hold back the jobs behind it.
  *
  * The same pass completes the open dispatches whose job reached a terminal phase: `processing` ones, and `pending`
  * ones (an offer in the pool, a dispatch awaiting the driver's confirmation, a scheduled one) that would otherwise
@@ -28,13 +30,14 @@ const JOBS_PER_PASS = 50;
  */
 export function createAutoDispatcher(deps: DispatchDeps & { orm: MikroORM; logger: Logger; pollMs?: number }): AutoDispatcher {
   let autoSites = true;
+  const backoff = createDispatchBackoff();
   const pass = async (): Promise<void> => {
     await completeFinished(deps);
     const sites = await inTenantScope(deps.orm, { siteId: null, platform: true }, (em) =>
       em.execute<{ site_id: string; strategy: SiteStrategy }[]>('select site_id, strategy from dispatch_settings where auto_dispatch order by site_id'),
     );
     autoSites = sites.length > 0;
-    for (const site of sites) await dispatchSite(deps, site.site_id, site.strategy);
+    for (const site of sites) await dispatchSite(deps, backoff, site.site_id, site.strategy);
   };
   const task = createCoalescedTask(pass, (error) => deps.logger.error({ err: error }, 'auto dispatch pass failed'));
   const timer = setInterval(() => task.trigger(), deps.pollMs ?? 1000);
@@ -55,15 +58,16 @@ const systemContext = (siteId: string, requestId: string): CommandContext => ({
   actor: { userId: null, applicationId: null, requestId, role: 'system' },
 });
 
-async function dispatchSite(deps: DispatchDeps & { orm: MikroORM }, siteId: string, strategy: SiteStrategy): Promise<void> {
+async function dispatchSite(deps: DispatchDeps & { orm: MikroORM }, backoff: DispatchBackoff, siteId: string, strategy: SiteStrategy): Promise<void> {
   const order = strategy === 'priority' ? 'deadline asc nulls last, j.created_at asc, j.id asc' : 'j.created_at asc, j.id asc';
   const jobs = await inTenantScope(deps.orm, { siteId }, (em) =>
     em.execute<{ id: string }[]>(
       `select j.id, (select min(s.complete_before) from stop s where s.job_id = j.id) as deadline from job j
        where j.site_id = ? and j.phase = 'unassigned' and j.deleted_at is null
          and not exists (select 1 from dispatch d where d.job_id = j.id and d.is_active and d.status <> 'completed')
+         and j.id <> all(string_to_array(?, ','))
        order by ${order} limit ?`,
-      [siteId, JOBS_PER_PASS],
+      [siteId, backoff.waiting(siteId).join(','), JOBS_PER_PASS],
     ),
   );
   for (const job of jobs) {
@@ -71,9 +75,12 @@ async function dispatchSite(deps: DispatchDeps & { orm: MikroORM }, siteId: stri
       await deps.engine.command(systemContext(siteId, 'auto-dispatch'), `job:${job.id}`, (scope) =>
         dispatchByStrategy(deps, scope, { jobId: job.id, strategy, method: 'auto', requireConfirmation: false }),
       );
+      backoff.placed(siteId, job.id);
     } catch (error) {
-      // Nobody eligible, a banned zone, or another process dispatched it first: the job waits for the next pass.
+      // Nobody eligible, a banned zone, or another process dispatched it first: the job waits a while (longer each
+      // time), and the next passes look at the jobs behind it.
       if (!(error instanceof DomainError)) throw error;
+      backoff.failed(siteId, job.id);
     }
   }
 }

@@ -444,6 +444,26 @@ describe('many jobs at once', () => {
 });
 
 describe('auto dispatch', () => {
+  it('dispatches a new job behind fifty older ones nobody may take (outside every service zone): those wait, it does not', async () => {
+    const site = await createSiteFixture(server, 'autoblocked');
+    const ARC = { lat: 48.8738, lng: 2.295 };
+    const area = { type: 'Polygon', coordinates: [[[2.28, 48.865], [2.31, 48.865], [2.31, 48.885], [2.28, 48.885], [2.28, 48.865]]] };
+    const zone = await site.as.admin.post<One<{ id: string }>>('/api/zone', { name: 'Étoile', kind: 'service', geometry: area });
+    expect(zone.status).toBe(201);
+    const stop = (type: string, point: { lat: number; lng: number }) => ({ type, street_address: '1 Test Street', city: 'Paris', point });
+    // Fifty-one jobs in the centre, which no driver's zone covers: zone-based dispatch finds nobody for them.
+    for (let i = 0; i < 51; i++) await createJob(site.as.dispatcher, { stops: [stop('pickup', PARIS), stop('dropoff', near(1))] });
+    const van = await createVehicle(site);
+    await createDriver(server, site, { name: 'Free Fred', at: ARC, vehicleId: van, zoneIds: [zone.body.data.id] });
+    const open = await createJob(site.as.dispatcher, { stops: [stop('pickup', ARC), stop('dropoff', { lat: 48.878, lng: 2.29 })] });
+    expect((await site.as.admin.put('/api/dispatch/settings', { auto_dispatch: true, strategy: 'zone-based' })).status).toBe(200);
+    await waitFor('the open job dispatched', async () => {
+      const found = await site.as.dispatcher.get<{ data: Dispatch[] }>(`/api/dispatch/search?job_id=${open.id}`);
+      return found.body.data.find((d) => d.status === 'processing');
+    }, 15_000);
+    await site.as.admin.put('/api/dispatch/settings', { auto_dispatch: false });
+  }, 60_000);
+
   it("dispatches new jobs with the site's strategy while auto is on, and completes the dispatch when the job ends", async () => {
     const site = await createSiteFixture(server, 'autosite');
     const van = await createVehicle(site);
