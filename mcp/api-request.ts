@@ -14,6 +14,8 @@ export type ApiResponse = {
   body: unknown;
   /** Size of the raw body in bytes. */
   bytes: number;
+  /** The seconds a `Retry-After` header asks for (429, 503), when the answer has one. */
+  retryAfterSeconds?: number;
 };
 
 /** Why a request got no HTTP answer at all (refused connection, timeout, oversized body): not an API error. */
@@ -68,7 +70,8 @@ export function createApiRequester(origin: URL, apiKey: string): ApiRequester {
           res.on('error', (error) => reject(toNetworkError(method, path, error)));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, body: parseBody(text, res.headers), bytes });
+            const retryAfter = Number(res.headers['retry-after']);
+            resolve({ status: res.statusCode ?? 0, body: parseBody(text, res.headers), bytes, ...(Number.isFinite(retryAfter) && res.headers['retry-after'] ? { retryAfterSeconds: retryAfter } : {}) });
           });
         },
       );

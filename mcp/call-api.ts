@@ -57,8 +57,12 @@ export function callApi(deps: ConnectorDeps, input: CallApiInput): Promise<CallT
 async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: CallApiInput): Promise<CallToolResult> {
   const operation = findOperation(index, input.operation);
   if (!operation) return unknownOperation(index, input.operation);
-  const path = buildPath(operation, input.operation, input.path_params ?? {});
+  // The spec writes some operations with their query (`GET /route | query: id=...`), and an agent may copy that:
+  // `GET /job?page=3` is read as the operation plus its query (values given in `query` win), not sent without it.
+  const [reference, inlineQuery = ''] = input.operation.split('?', 2) as [string, string?];
+  const path = buildPath(operation, reference, input.path_params ?? {});
   if (typeof path !== 'string') return path;
+  const query = { ...queryOfReference(inlineQuery), ...(input.query ?? {}) };
   // A GET takes a body only where the document gives it one (the spec's GET /dispatch/available-drivers does).
   if (input.body !== undefined && operation.body === null && (operation.method === 'GET' || operation.method === 'HEAD')) {
     return toolError({ error: `${operation.method} ${operation.path} takes no body: pass inputs as query`, code: 'BODY_NOT_ALLOWED' });
@@ -66,7 +70,7 @@ async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: 
 
   let response;
   try {
-    response = await deps.request({ method: operation.method, path: path + queryString(input.query ?? {}), body: input.body });
+    response = await deps.request({ method: operation.method, path: path + queryString(query), body: input.body });
   } catch (error) {
     return toolError({ error: messageOf(error), code: error instanceof NetworkError ? 'NETWORK_ERROR' : 'REQUEST_FAILED' });
   }
@@ -78,6 +82,8 @@ async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: 
       code: typeof apiError.code === 'string' ? apiError.code : `HTTP_${response.status}`,
       status: response.status,
       operation: `${operation.method} ${operation.path}`,
+      // The API says when to try again (429 RATE_LIMITED) in a header the tool's caller never sees: as a field.
+      ...(response.retryAfterSeconds !== undefined ? { retry_after_s: response.retryAfterSeconds } : {}),
     });
   }
   if (!isLargeResult(response.body, response.bytes)) return toolResult({ status: response.status, body: response.body });
@@ -118,6 +124,13 @@ function buildPath(operation: IndexedOperation, reference: string, params: Recor
 }
 
 /** `?a=1&tag=x&tag=y`: arrays repeat the key (OpenAPI's form style, explode), null leaves the key out. */
+/** The query written into an operation reference (`a=1&a=2&b=x`), as `query` takes it. */
+function queryOfReference(text: string): Record<string, QueryValue> {
+  const query: Record<string, string[]> = {};
+  for (const [key, value] of new URLSearchParams(text)) (query[key] ??= []).push(value);
+  return Object.fromEntries(Object.entries(query).map(([key, values]) => [key, values.length === 1 ? values[0]! : values]));
+}
+
 function queryString(query: Record<string, QueryValue>): string {
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {

@@ -6,7 +6,7 @@ export type FakeListApi = { port: number; requests: { path: string; headers: Inc
 /**
  * A stand-in API with one operation, `item.list` (GET /api/items), answering `{data: [...itemCount items], total}`.
  * The real API caps pages at 100 items, so this is how a result large enough for the store is produced; the
- * connector, not the API, is under test.
+ * connector, not the API, is under test. `GET /api/items?busy=1` answers 429 with `Retry-After: 7`.
  */
 export async function startFakeListApi(itemCount: number): Promise<FakeListApi> {
   const requests: FakeListApi['requests'] = [];
@@ -27,6 +27,11 @@ export async function startFakeListApi(itemCount: number): Promise<FakeListApi> 
   };
   const server = createServer((req, res) => {
     requests.push({ path: req.url ?? '', headers: req.headers });
+    if (req.url === '/api/items?busy=1') {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
+      res.end(JSON.stringify({ error: 'Too many requests: retry in 7 s', code: 'RATE_LIMITED' }));
+      return;
+    }
     const body = req.url === '/openapi.json' ? document : req.url === '/api/items' ? { data: items, total: items.length } : undefined;
     res.writeHead(body ? 200 : 404, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body ?? { error: 'not found', code: 'ROUTE_NOT_FOUND' }));

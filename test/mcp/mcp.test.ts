@@ -107,6 +107,18 @@ describe('MCP connector (real process over stdio, real API)', () => {
     expect(refused).toMatchObject({ isError: true, data: { code: 'BODY_NOT_ALLOWED' } });
   });
 
+  it('reads a query written into the operation reference, as the spec writes some operations; `query` wins', async () => {
+    const job = await createJob(site.as.dispatcher);
+    await createJob(site.as.dispatcher);
+    const one = await admin.call('call_api', { operation: 'GET /api/job?per_page=1' });
+    expect(one).toMatchObject({ isError: false, data: { status: 200 } });
+    expect((one.data.body as { data: unknown[] }).data).toHaveLength(1);
+    const two = await admin.call('call_api', { operation: 'GET /api/job?per_page=1', query: { per_page: 2 } });
+    expect((two.data.body as { data: unknown[] }).data).toHaveLength(2);
+    const byId = await admin.call('call_api', { operation: `GET /api/job/${job.id}?unused=1` });
+    expect(byId).toMatchObject({ isError: false, data: { status: 200, body: { data: { id: job.id } } } });
+  });
+
   it('answers an unreachable API with a tool error, not a crash', async () => {
     const fake = await startFakeListApi(0);
     await fake.close();
@@ -142,6 +154,8 @@ describe('MCP connector (real process over stdio, real API)', () => {
       expect(ids).toEqual(Array.from({ length: 5_000 }, (_, i) => i));
       const total = await connector.call('read_api_result', { result_id: resultId, path: '/total' });
       expect(total.data.value).toBe(5_000);
+      const busy = await connector.call('call_api', { operation: 'item.list', query: { busy: 1 } });
+      expect(busy).toMatchObject({ isError: true, data: { status: 429, code: 'RATE_LIMITED', retry_after_s: 7 } });
       // The document is fetched once, on first use, however many tools need it.
       await connector.call('describe_api', { operation: 'GET /items' });
       expect(fake.requests.filter((request) => request.path === '/openapi.json')).toHaveLength(1);
