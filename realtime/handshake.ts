@@ -12,19 +12,25 @@ import type { SocketCredentials } from './socket-credentials.ts';
 /**
  * The credential of a handshake, the same ones as REST: `auth.token` or `Authorization: Bearer <token>` (an API key
  * `dsk_…` or an access token `dat_…`, told apart by their prefix), or the REST headers `x-api-key` / `x-access-token`.
+ * Exactly one, as REST asks: a leftover header beside the token would otherwise be ignored without a word, and the
+ * socket would act as whichever came first.
+ * @throws ApiError 400 AMBIGUOUS_CREDENTIALS when more than one is sent
  */
 export function handshakeCredential(socket: Pick<Socket, 'handshake'>): Credential | null {
   const auth = socket.handshake.auth as { token?: unknown } | undefined;
+  const given = typeof auth?.token === 'string' && auth.token !== '' ? auth.token : undefined;
   const bearer = /^Bearer\s+(\S+)$/i.exec(String(socket.handshake.headers.authorization ?? ''))?.[1];
-  const token = typeof auth?.token === 'string' && auth.token !== '' ? auth.token : bearer;
-  if (token) {
-    const kind = token.startsWith(`${TOKEN_PREFIXES.apiKey}_`) ? 'api_key' : 'session';
-    return { kind, token, hash: hashToken(token) };
-  }
   const headers = new Headers();
   for (const name of ['x-api-key', 'x-access-token']) {
     const value = socket.handshake.headers[name];
     if (typeof value === 'string') headers.set(name, value);
+  }
+  const sent = [given, bearer, headers.get('x-api-key') ?? undefined, headers.get('x-access-token') ?? undefined].filter((value) => value !== undefined);
+  if (new Set(sent).size > 1) throw ApiError.badRequest('AMBIGUOUS_CREDENTIALS', 'Send exactly one credential: auth.token, Authorization: Bearer, x-api-key or x-access-token');
+  const token = given ?? bearer;
+  if (token) {
+    const kind = token.startsWith(`${TOKEN_PREFIXES.apiKey}_`) ? 'api_key' : 'session';
+    return { kind, token, hash: hashToken(token) };
   }
   return readCredential(headers);
 }

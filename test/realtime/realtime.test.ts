@@ -75,6 +75,15 @@ describe('handshake', () => {
     expect(await refusalOf(connectSocket(server.port, 'acme', '/driver', { token: acme.keys.customer }))).toMatchObject({ code: 'FORBIDDEN' });
     expect(await refusalOf(connectSocket(server.port, 'nosuchsite', '/driver', { token: acme.keys.driver }))).toMatchObject({ code: 'SITE_NOT_FOUND' });
   });
+
+  it('refuses two different credentials in one handshake, as REST does, rather than acting as either', async () => {
+    const both = { token: acme.keys.driver, headers: { 'x-api-key': acme.keys.admin } };
+    expect(await refusalOf(connectSocket(server.port, 'acme', '/driver', both))).toMatchObject({ code: 'AMBIGUOUS_CREDENTIALS' });
+    // The same token twice (auth and the Authorization header) is one credential.
+    const twice = await connectSocket(server.port, 'acme', '/driver', { token: acme.keys.driver, headers: { authorization: `Bearer ${acme.keys.driver}` } });
+    expect(twice.connected).toBe(true);
+    twice.close();
+  });
 });
 
 describe('locations', () => {
