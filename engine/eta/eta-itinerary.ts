@@ -17,6 +17,8 @@ export type ItineraryStop = {
   lng: number;
   address: string;
   serviceSeconds: number;
+  /** When the stop's time window opens: a driver there sooner waits for it. */
+  completeAfter: Date | null;
   customerUserId: string | null;
   contactName: string | null;
   contactPhone: string | null;
@@ -24,7 +26,7 @@ export type ItineraryStop = {
 
 type Row = {
   stop_id: string; job_id: string; stop_index: string | number; type: string; lat: number; lng: number; address: string;
-  default_duration_seconds: number | null; job_stop_count: string | number; customer_user_id: string | null;
+  default_duration_seconds: number | null; job_stop_count: string | number; customer_user_id: string | null; complete_after: Date | string | null;
   contact_name: string | null; contact_phone: string | null;
 };
 
@@ -50,7 +52,7 @@ export async function jobItinerary(em: EntityManager, siteId: string, jobId: str
 
 async function readStops(em: EntityManager, where: string, params: unknown[], orderBy: string): Promise<ItineraryStop[]> {
   const rows = await em.execute<Row[]>(
-    `select s.id as stop_id, s.job_id, s.type, s.contact_name, s.contact_phone, a.lat, a.lng, a.formatted_name as address,
+    `select s.id as stop_id, s.job_id, s.type, s.contact_name, s.contact_phone, s.complete_after, a.lat, a.lng, a.formatted_name as address,
        st.default_duration_seconds, j.customer_user_id,
        (select count(*) from stop c where c.job_id = s.job_id and c.site_id = s.site_id and c.sort_order < s.sort_order) as stop_index,
        (select count(*) from stop c where c.job_id = s.job_id and c.site_id = s.site_id) as job_stop_count
@@ -73,6 +75,7 @@ async function readStops(em: EntityManager, where: string, params: unknown[], or
     lng: Number(row.lng),
     address: row.address,
     serviceSeconds: serviceSeconds(row.default_duration_seconds, Number(row.job_stop_count)),
+    completeAfter: row.complete_after === null ? null : new Date(row.complete_after),
     customerUserId: row.customer_user_id,
     contactName: row.contact_name,
     contactPhone: row.contact_phone,

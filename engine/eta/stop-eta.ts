@@ -8,13 +8,16 @@ export type StopEstimate = {
   completionAt: Date;
   /** Whole meters from the driver's position along the visit order. */
   cumulativeDistanceMeters: number;
-  /** Whole seconds from now until arrival: travel plus the service times of earlier stops. */
+  /** Whole seconds from now until arrival: travel, the service times of earlier stops, and waits for windows. */
   cumulativeDurationSeconds: number;
 };
 
 /**
  * Drives the stops in the order given from `origin`, leaving now, through the site's mapping provider (one route
- * request, however many stops). Arrival is now plus the cumulative duration; completion adds the stop's service time.
+ * request, however many stops). Arrival is now plus the cumulative duration, but never before the stop's window
+ * opens (`complete_after`): a driver there sooner waits, and every later stop moves by the wait. Without that, a
+ * stop of tomorrow's window that the driver passes today was "10 minutes away", and its customer was told so (once:
+ * the real notice tomorrow never went). Completion adds the stop's service time.
  * @throws DomainError from the provider (502 when a remote engine fails)
  */
 export async function estimateStops(mapping: MappingProvider, origin: LatLng, mode: TransportMode, stops: ItineraryStop[], now: Date): Promise<StopEstimate[]> {
@@ -24,16 +27,19 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
     mode,
     departure_time: now,
   });
+  let waitedMs = 0;
   return stops.map((stop, i) => {
     const leg = route.legs[i]!;
-    const seconds = Math.round(leg.cumulative_duration_seconds);
-    const arrivalAt = new Date(now.getTime() + seconds * 1000);
+    const drivenAt = now.getTime() + Math.round(leg.cumulative_duration_seconds) * 1000 + waitedMs;
+    const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0);
+    waitedMs += arrivalMs - drivenAt;
+    const arrivalAt = new Date(arrivalMs);
     return {
       stop,
       arrivalAt,
-      completionAt: new Date(arrivalAt.getTime() + stop.serviceSeconds * 1000),
+      completionAt: new Date(arrivalMs + stop.serviceSeconds * 1000),
       cumulativeDistanceMeters: Math.round(leg.cumulative_distance_meters),
-      cumulativeDurationSeconds: seconds,
+      cumulativeDurationSeconds: Math.round((arrivalMs - now.getTime()) / 1000),
     };
   });
 }

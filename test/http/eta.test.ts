@@ -115,6 +115,23 @@ describe('GET /eta/job', () => {
     expect((await acme.as.admin.get<Failure>('/api/eta/job?id=job_nope')).status).toBe(404);
   });
 
+  it("a stop whose window opens later is not reached before it opens, and the stops after it wait with it", async () => {
+    // Not available: the unassigned-job test below counts the site's available drivers.
+    const driver = await newDriver('eta.window@acme.example', { lat: 48.8738, lng: 2.295 }, false);
+    const opens = new Date(server.clock.now().getTime() + 20 * 3600_000);
+    const closes = new Date(opens.getTime() + 2 * 3600_000);
+    const windowed = [{ ...STOPS[0]!, complete_after: opens.toISOString(), complete_before: closes.toISOString() }, STOPS[1]!];
+    const job = await createJob(acme.as.dispatcher, { driver_user_id: driver.id, service_type_id: serviceTypeId, stops: windowed });
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${job.id}`)).body.data;
+    const [pickup, dropoff] = eta.stops as [StopEta, StopEta];
+    // The pickup is a few minutes' drive away, but its window opens in 20 hours: the driver waits for it.
+    expect(Date.parse(pickup.estimated_arrival_at!)).toBe(opens.getTime());
+    expect(pickup.cumulative_duration_seconds).toBe(Math.round((opens.getTime() - Date.parse(eta.computed_at)) / 1000));
+    expect(Date.parse(dropoff.estimated_arrival_at!)).toBeGreaterThan(Date.parse(pickup.estimated_completion_at!));
+    expect(eta.pickup_eta).toBe(pickup.estimated_arrival_at);
+  });
+
   it('an unassigned job: the best driver is the nearest eligible one (an offline driver is not eligible, however close)', async () => {
     const job = await createJob(acme.as.dispatcher, { stops: STOPS });
     const near = await newDriver('eta.near@acme.example', { lat: 48.86, lng: 2.35 });
