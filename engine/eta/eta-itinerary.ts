@@ -33,15 +33,17 @@ type Row = {
 const OPEN_STOP = `s.phase not in ('completed', 'cancelled')`;
 
 /**
- * A driver's open stops in the order they will be driven: the stops of their assigned and in-progress jobs, by
- * route (service date), then route position; jobs on no route after, oldest job first, each in its stop order.
+ * A driver's open stops in the order they will be driven: the stops of their assigned and in-progress jobs, route
+ * by route (by service date, then the one started first, then the older), each in its route order; jobs on no route
+ * after, oldest job first, each in its stop order. Positions are numbered per route: ordered by position alone, two
+ * routes of one day were driven a stop of each in turn.
  */
 export async function driverItinerary(em: EntityManager, siteId: string, driverUserId: string): Promise<ItineraryStop[]> {
   return readStops(
     em,
     `j.site_id = ? and j.driver_user_id = ? and j.phase in ('assigned', 'in_progress') and j.deleted_at is null`,
     [siteId, driverUserId],
-    'r.service_date nulls last, rs.position nulls last, j.created_at, j.id, s.sort_order',
+    'r.service_date nulls last, r.started_at nulls last, r.created_at, r.id, rs.position nulls last, j.created_at, j.id, s.sort_order',
   );
 }
 

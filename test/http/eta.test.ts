@@ -4,6 +4,7 @@ import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures
 import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
+import { createVehicle } from './dispatch-fixtures.ts';
 
 type One<T> = { data: T };
 type Failure = { code: string; error: string; fields?: { field: string; message: string }[] };
@@ -130,6 +131,27 @@ describe('GET /eta/job', () => {
     expect(pickup.cumulative_duration_seconds).toBe(Math.round((opens.getTime() - Date.parse(eta.computed_at)) / 1000));
     expect(Date.parse(dropoff.estimated_arrival_at!)).toBeGreaterThan(Date.parse(pickup.estimated_completion_at!));
     expect(eta.pickup_eta).toBe(pickup.estimated_arrival_at);
+  });
+
+  it("a driver's two routes of one day are driven one after the other, not stop by stop in turn", async () => {
+    const origin = { lat: 48.8738, lng: 2.295 };
+    const driver = await newDriver('eta.tworoutes@acme.example', origin, false);
+    const vehicle = await createVehicle(acme, 'ETA van');
+    const far = [
+      { type: 'pickup', street_address: '1 Rue de Lyon', city: 'Paris', point: { lat: 48.84, lng: 2.38 } },
+      { type: 'dropoff', street_address: '2 Rue de Lyon', city: 'Paris', point: { lat: 48.83, lng: 2.39 } },
+    ];
+    const first = await createJob(acme.as.dispatcher, { stops: STOPS });
+    const second = await createJob(acme.as.dispatcher, { stops: far });
+    for (const [name, job] of [['Morning A', first], ['Morning B', second]] as const) {
+      const route = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name, service_date: '2030-02-01', job_ids: [job.id] });
+      expect(route.status).toBe(201);
+      const sent = await acme.as.dispatcher.post('/api/dispatch/route', { route_id: route.body.data.id, driver_id: driver.id, vehicle_id: vehicle });
+      expect(sent.status, sent.text).toBe(200);
+    }
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${first.id}`)).body.data;
+    const alone = await createOfflineProvider().route({ waypoints: [origin, { ...PICKUP, service_seconds: 300 }, { ...DROPOFF, service_seconds: 300 }], mode: 'car' });
+    expect(eta.stops.map((stop) => stop.cumulative_distance_meters)).toEqual(alone.legs.map((leg) => Math.round(leg.cumulative_distance_meters)));
   });
 
   it('an unassigned job: the best driver is the nearest eligible one (an offline driver is not eligible, however close)', async () => {
