@@ -172,6 +172,9 @@ function judge(deps: DeliveryDeps, delivery: DeliveryJobData, result: PostResult
   if (result.kind === 'response' && result.status >= 200 && result.status < 300) return { status: 'succeeded', deactivate: null, retryInMs: null };
   // A ping is a one-off check of the endpoint: it is not retried and does not switch the subscription off.
   if (delivery.ping) return { status: 'abandoned', deactivate: null, retryInMs: null };
+  // The receiver refuses this body's size: no retry will change it, and it says nothing about the endpoint itself,
+  // so this event is given up (in the delivery log) and the subscription goes on with the others.
+  if (result.kind === 'response' && result.status === 413) return { status: 'abandoned', deactivate: null, retryInMs: null };
   const permanent = permanentFailure(result);
   if (permanent) return { status: 'abandoned', deactivate: permanent, retryInMs: null };
   if (delivery.attempt >= deps.retry.maxAttempts) return { status: 'abandoned', deactivate: 'retries_exhausted', retryInMs: null };

@@ -39,9 +39,21 @@ export function deliveryJobId(eventId: string, subscriptionId: string, attempt: 
   return attempt === 1 ? `${eventId}.${subscriptionId}` : `${eventId}.${subscriptionId}.${attempt}`;
 }
 
-/** The request body: the spec's envelope `{event, timestamp, data}` plus the event id (`id`, stable across retries). */
+/** The largest body sent: the spec's sample receiver takes at most 1 MiB. */
+export const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The request body: the spec's envelope `{event, timestamp, data}` plus the event id (`id`, stable across retries).
+ * An entity too large for {@link MAX_WEBHOOK_BODY_BYTES} (a job of 200 stops with long notes) goes as its top-level
+ * scalar fields with `truncated: true`, and the receiver reads the rest (`GET /job/{id}`, as the spec says for a
+ * missed update): sent whole, every attempt met the receiver's 413 until retries ran out and switched the
+ * subscription off, taking every other event with it.
+ */
 export function serializeEnvelope(eventId: string, event: string, timestamp: string, data: JsonValue): string {
-  return JSON.stringify({ id: eventId, event, timestamp, data });
+  const body = JSON.stringify({ id: eventId, event, timestamp, data });
+  if (Buffer.byteLength(body) <= MAX_WEBHOOK_BODY_BYTES) return body;
+  const scalars = data !== null && typeof data === 'object' && !Array.isArray(data) ? Object.entries(data).filter(([, value]) => value === null || typeof value !== 'object') : [];
+  return JSON.stringify({ id: eventId, event, timestamp, data: { ...Object.fromEntries(scalars), truncated: true } });
 }
 
 /**

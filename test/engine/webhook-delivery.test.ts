@@ -109,6 +109,39 @@ describe('webhook delivery', () => {
     expect(bodies.every((b) => b.data.id === job.id)).toBe(true);
   });
 
+  it('sends a job too large for a 1 MiB receiver as its scalar fields, marked truncated', async () => {
+    const { fixture, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    const notes = 'n'.repeat(2000);
+    const stops = Array.from({ length: 200 }, (_, i) => ({
+      type: i === 0 ? 'pickup' : 'dropoff', street_address: `${i} Long Street`, city: 'Paris', point: { lat: 48.85 + i / 10_000, lng: 2.35 },
+      customer_notes: notes, driver_notes: notes, internal_notes: notes,
+    }));
+    const job = await createJob(fixture.as.dispatcher, { stops });
+    await waitFor('the job:create event', () => acknowledged(hooks.received).size >= 1, 10_000);
+    const [request] = hooks.received;
+    expect(request!.body.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(request!.status).toBe(204);
+    const body = JSON.parse(request!.body.toString('utf8')) as { event: string; data: { id: string; truncated?: boolean; stops?: unknown } };
+    expect(body).toMatchObject({ event: 'job:create', data: { id: job.id, truncated: true } });
+    expect(body.data.stops).toBeUndefined();
+  });
+
+  it('gives up an event its receiver answers 413 to, and only that event: the subscription stays active', async () => {
+    const { siteId, admin } = await harness.freshSite();
+    const hooks = await harness.receiver();
+    hooks.reply = ({ count }) => (count === 1 ? { status: 413 } : { status: 204 });
+    const id = await subscribe(admin, hooks.url(), ['job:create'], SECRET);
+    await harness.emit(siteId, 2);
+    await waitFor('both attempts recorded', async () => (await deliveriesOf(harness.orm, siteId, id)).length >= 2, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const rows = await deliveriesOf(harness.orm, siteId, id);
+    expect(rows.map((row) => row.status).sort()).toEqual(['abandoned', 'succeeded']);
+    expect(hooks.received).toHaveLength(2);
+    expect((await subscriptionRow(harness.orm, siteId, id)).isActive).toBe(true);
+  });
+
   it('never sends a chat message, even to `*`: a room is private to its participants', async () => {
     const { fixture, admin } = await harness.freshSite();
     const hooks = await harness.receiver();
