@@ -29,6 +29,8 @@ const EnvSchema = Type.Object({
   REFRESH_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 3600, maximum: 31_536_000, default: 2_592_000 }),
   RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 60 }),
+  SIGNIN_FAILURE_LIMIT: Type.Integer({ minimum: 1, default: 10 }),
+  SIGNIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 900 }),
   SEED_DEMO: Type.Boolean({ default: true }),
   TRUST_PROXY: Type.Boolean({ default: false }),
   RESPONSE_VALIDATION: Type.Boolean({ default: false }),
@@ -62,6 +64,8 @@ export type Config = {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   rateLimit: { points: number; windowSeconds: number };
+  /** Failed sign-ins allowed per account and host in a window before sign-in there answers 429. */
+  signInFailures: { limit: number; windowSeconds: number };
   seedDemo: boolean;
   trustProxy: boolean;
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
@@ -126,6 +130,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     accessTokenTtlSeconds: valid.ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: valid.REFRESH_TOKEN_TTL_SECONDS,
     rateLimit: { points: valid.RATE_LIMIT_POINTS, windowSeconds: valid.RATE_LIMIT_WINDOW_SECONDS },
+    signInFailures: { limit: valid.SIGNIN_FAILURE_LIMIT, windowSeconds: valid.SIGNIN_FAILURE_WINDOW_SECONDS },
     seedDemo: valid.SEED_DEMO,
     trustProxy: valid.TRUST_PROXY,
     responseValidation: valid.RESPONSE_VALIDATION,

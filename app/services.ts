@@ -7,6 +7,7 @@ import { createOutboxRelay, type OutboxRelay } from '../engine/outbox/outbox-rel
 import { createDurableQueue } from '../engine/queue/create-queue.ts';
 import type { DurableQueue } from '../engine/queue/durable-queue.ts';
 import { CredentialCache } from '../http/auth/credential-cache.ts';
+import { SignInThrottle } from '../http/auth/sign-in-throttle.ts';
 import { RateLimiter } from '../http/rate-limit.ts';
 import { SiteDirectory } from '../http/tenancy.ts';
 import { openDatabase, type Database } from '../persistence/database.ts';
@@ -23,6 +24,8 @@ export type Services = {
   redis: Redis | null;
   clock: Clock;
   rateLimiter: RateLimiter;
+  /** Failed sign-ins per account and host (SIGNIN_FAILURE_*). */
+  signInThrottle: SignInThrottle;
   credentials: CredentialCache;
   sites: SiteDirectory;
   /** The command path for jobs, stops and routes. */
@@ -78,6 +81,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     crypto: new FieldCrypto(config.secretKey),
     attachments: createAttachmentStorage(config.attachments, config.secretKey),
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
+    signInThrottle: new SignInThrottle(redis, config.signInFailures.limit, config.signInFailures.windowSeconds, config.redisPrefix),
     credentials,
     sites,
     locations,

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { getRequestIP, getRouterParams, type H3Event } from 'h3';
+import { getRouterParams, type H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import type { Services } from '../app/services.ts';
 import type { Site } from '../persistence/entities/site.entity.ts';
 import { inTenantScope, type TenantScope } from '../persistence/tenant-scope.ts';
 import { tenantRead } from '../engine/runtime/tenant-read.ts';
 import { authenticate, readCredential, type Credential } from './auth/authenticate.ts';
+import { clientIp } from './client-ip.ts';
 import { rateLimitKey, type Principal } from './auth/principal.ts';
 import { ApiError, toApiError } from './errors.ts';
 import type { Operation, OperationContext } from './operation.ts';
@@ -64,7 +65,7 @@ export async function runOperation(services: Services, operation: Operation, eve
       const resolved = authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site?.id ?? null, now);
       principal = resolved instanceof Promise ? await resolved : resolved;
     }
-    extraHeaders = (await services.rateLimiter.consume(principal ? rateLimitKey(principal) : `ip:${clientIp(services, event)}`)).headers;
+    extraHeaders = (await services.rateLimiter.consume(principal ? rateLimitKey(principal) : `ip:${clientIp(event, services.config.trustProxy)}`)).headers;
     if (principal && !isAllowed(operation.access, principal.role)) throw ApiError.forbidden(operation.access, principal.role);
     const query = operation.query ? parseInput(operation.query, readQuery(event.url, operation.query), 'query') : undefined;
     const params = operation.params ? parseInput(operation.params, getRouterParams(event), 'query') : undefined;
@@ -122,7 +123,7 @@ function handlerContext(services: Services, event: H3Event, resolved: Resolved):
     requestId: resolved.requestId,
     // Read only by the handlers that need it.
     get ip() {
-      return clientIp(services, event);
+      return clientIp(event, services.config.trustProxy);
     },
     actor: { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId: resolved.requestId },
     transaction: async (work, scope) => {
@@ -151,10 +152,6 @@ export function jsonResponse(json: string): Response {
 function serialize(payload: unknown): string {
   if (payload === undefined) return '';
   return (typeof payload === 'object' && payload !== null && serializedBodies.get(payload)) || JSON.stringify(payload);
-}
-
-function clientIp(services: Services, event: H3Event): string {
-  return getRequestIP(event, { xForwardedFor: services.config.trustProxy }) ?? 'unknown';
 }
 
 function resolveSite(services: Services, operation: Operation, event: H3Event): Site | null | Promise<Site> {

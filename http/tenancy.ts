@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { OrganizationSchema } from '../persistence/entities/organization.entity.ts';
 import { SiteSchema, type Site } from '../persistence/entities/site.entity.ts';
 import { ApiError } from './errors.ts';
 import { InFlight } from './in-flight.ts';
@@ -41,15 +42,18 @@ function parseHostUncached(host: string | null, baseDomain: string): HostTarget 
 
 const TTL_MS = 30_000;
 
+/** A site as the directory serves it: with whether its organization is switched on (it serves only if both are). */
+type ServedSite = { site: Site; organizationActive: boolean };
+
 /**
  * Sites by subdomain, cached for 30 s of wall time (a monotonic clock, whatever the engine's); cleared whenever a
- * site changes, in every process. A warm entry is answered synchronously (no
+ * site or an organization changes, in every process. A warm entry is answered synchronously (no
  * promise, no await: each costs a request measurable CPU), and the requests that miss an entry at once share one
  * database load instead of each running their own every 30 s.
  */
 export class SiteDirectory {
-  private readonly cache = new Map<string, { site: Site; until: number }>();
-  private readonly loading = new InFlight<string, Site | null>();
+  private readonly cache = new Map<string, ServedSite & { until: number }>();
+  private readonly loading = new InFlight<string, ServedSite | null>();
   /** Bumped by every invalidation: a load that began before one is handed to its waiters but not cached. */
   private generation = 0;
 
@@ -57,12 +61,12 @@ export class SiteDirectory {
 
   /**
    * The site of `subdomain`: synchronously when cached, else once it is loaded.
-   * @throws ApiError 404 SITE_NOT_FOUND, 403 SITE_INACTIVE
+   * @throws ApiError 404 SITE_NOT_FOUND, 403 SITE_INACTIVE (the site, or its organization, is switched off)
    */
   resolve(subdomain: string): Site | Promise<Site> {
     const hit = this.cache.get(subdomain);
-    if (hit && hit.until > performance.now()) return usable(subdomain, hit.site);
-    return this.load(subdomain).then((site) => usable(subdomain, site));
+    if (hit && hit.until > performance.now()) return usable(subdomain, hit);
+    return this.load(subdomain).then((served) => usable(subdomain, served));
   }
 
   invalidate(): void {
@@ -71,22 +75,27 @@ export class SiteDirectory {
     this.loading.clear();
   }
 
-  private load(subdomain: string): Promise<Site | null> {
-    return this.loading.run(subdomain, () => {
+  private load(subdomain: string): Promise<ServedSite | null> {
+    return this.loading.run(subdomain, async () => {
       const generation = this.generation;
-      return this.orm.em.fork().findOne(SiteSchema, { subdomain }).then((site) => {
-        // Unknown subdomains are not cached: a site created in another process must be found at once.
-        if (site && this.generation === generation) this.cache.set(subdomain, { site, until: performance.now() + TTL_MS });
-        return site;
-      });
+      const em = this.orm.em.fork();
+      const site = await em.findOne(SiteSchema, { subdomain });
+      // Unknown subdomains are not cached: a site created in another process must be found at once.
+      if (!site) return null;
+      const organization = await em.findOne(OrganizationSchema, { id: site.organizationId }, { fields: ['isActive'] });
+      const served = { site, organizationActive: organization?.isActive === true };
+      if (this.generation === generation) this.cache.set(subdomain, { ...served, until: performance.now() + TTL_MS });
+      return served;
     });
   }
 }
 
-function usable(subdomain: string, site: Site | null): Site {
-  if (!site) throw new ApiError(404, 'SITE_NOT_FOUND', `No site has the subdomain ${subdomain}`);
-  if (!site.isActive) throw new ApiError(403, 'SITE_INACTIVE', `Site ${subdomain} is deactivated`);
-  return site;
+function usable(subdomain: string, served: ServedSite | null): Site {
+  if (!served) throw new ApiError(404, 'SITE_NOT_FOUND', `No site has the subdomain ${subdomain}`);
+  if (!served.site.isActive) throw new ApiError(403, 'SITE_INACTIVE', `Site ${subdomain} is deactivated`);
+  // The same refusal as the site's own: to its users and keys the site is off, whichever switch did it.
+  if (!served.organizationActive) throw new ApiError(403, 'SITE_INACTIVE', `Site ${subdomain} is deactivated: its organization is switched off`);
+  return served.site;
 }
 
 /**

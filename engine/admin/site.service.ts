@@ -47,11 +47,16 @@ const UPDATABLE = {
 
 /**
  * Creates a site under an organization. Defaults: USD, UTC, metric.
- * @throws DomainError 404 unknown organization, 409 SUBDOMAIN_TAKEN, 400 RESERVED_SUBDOMAIN / INVALID_TIMEZONE
+ * @throws DomainError 404 unknown organization, 409 ORGANIZATION_INACTIVE / SUBDOMAIN_TAKEN, 400 RESERVED_SUBDOMAIN /
+ *   INVALID_TIMEZONE
  */
 export async function createSite(em: EntityManager, actor: AuditActor, input: SiteInput): Promise<Site> {
   const organization = await em.findOne(OrganizationSchema, { id: input.organization_id });
   if (!organization) throw DomainError.notFound('Organization', input.organization_id);
+  // Its sites are switched off with it: a new one would be created unusable.
+  if (!organization.isActive) {
+    throw new DomainError(409, 'ORGANIZATION_INACTIVE', `Organization ${organization.id} is deactivated: reactivate it before adding a site`, 'organization_id');
+  }
   await assertSubdomainFree(em, input.subdomain);
   assertTimezone(input.timezone);
   const site = em.create(SiteSchema, {

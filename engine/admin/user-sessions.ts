@@ -17,3 +17,13 @@ export async function revokeUserSessions(em: EntityManager, scope: AdminScope, u
   await em.execute(`update access_token set is_active = false where ${where} and is_active`, params);
   if (!onSite) await em.execute("update auth_ticket set used_at = now() where user_id = ? and purpose = 'password_reset' and used_at is null", [userId]);
 }
+
+/**
+ * Ends the sessions signed in on one profile of a site (a customer profile switched off). Only that profile's: the
+ * same user's staff sessions on the site stay, or a dispatcher could sign the site's admin out by giving them a
+ * customer profile and switching it off. A site's own tokens are visible in its scope, so no identity switch.
+ */
+export async function revokeProfileSessions(em: EntityManager, siteId: string, profileId: string): Promise<void> {
+  await em.execute('update refresh_token set revoked_at = now() where site_id = ? and profile_id = ? and revoked_at is null', [siteId, profileId]);
+  await em.execute('update access_token set is_active = false where site_id = ? and profile_id = ? and is_active', [siteId, profileId]);
+}

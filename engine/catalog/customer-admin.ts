@@ -7,6 +7,7 @@ import { newId } from '../../persistence/ids.ts';
 import { createAddress, type AddressInput } from '../admin/address.service.ts';
 import { auditSnapshot } from '../admin/patch.ts';
 import { createUser, updateUser } from '../admin/user.service.ts';
+import { revokeProfileSessions } from '../admin/user-sessions.ts';
 import { loadDefinitions, resolveCustomFields, type CustomFieldInput } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 
@@ -85,7 +86,8 @@ export async function getCustomer(em: EntityManager, id: string): Promise<Custom
 /**
  * Updates a customer: only supplied fields change (`null` clears a nullable one). `home_address_id` wins over
  * `home_address`; an empty string clears the home address; omitted leaves it. `is_active` and custom fields belong
- * to the customer profile of this site; the account fields to the user (a new password ends their sessions).
+ * to the customer profile of this site (switching it off ends the sessions signed in on it); the account fields to
+ * the user (a new password ends their sessions).
  * Custom fields are checked before anything is written.
  * @throws DomainError 404, 409 EMAIL_TAKEN, 400 naming `custom_fields.<key>`
  */
@@ -105,6 +107,8 @@ export async function updateCustomer(em: EntityManager, actor: AuditActor, siteI
   if (isActive !== undefined) profile.isActive = isActive;
   if (customFields) profile.customFields = customFields;
   await em.flush();
+  // Ended, not just refused while inactive: else reactivating the profile would bring its old tokens back to life.
+  if (isActive === false) await revokeProfileSessions(em, siteId, profile.id);
   const view = await getCustomer(em, input.id);
   recordAudit(em, actor, { siteId, action: 'update', entityType: 'Customer', entityId: input.id, before, after: customerSnapshot(view) });
   await em.flush();

@@ -42,18 +42,20 @@ export const authOperations = [
     id: 'auth.signin',
     method: 'POST',
     path: '/auth/signin',
-    summary: 'Sign in: a session on a site host, or a pre-authentication to finish with POST /auth/site',
+    summary: 'Sign in: a session on a site host, or a pre-authentication to finish with POST /auth/site; too many failures for an account answer 429',
     tag: 'Auth',
     access: 'public',
     host: 'any',
     body: SignInBody,
     response: DataResponse(Type.Union([SessionResponse, PreAuthResponse])),
     handler: async ({ body, site, services, transaction }) => ({
-      data: await transaction(async (em) => {
-        const result = await signIn(em, settingsOf(services), site?.id ?? null, body.email, body.password);
-        if (result.kind === 'pre_auth') return toPreAuthResponse(result.token, result.expiresAt, result.user, result.choices);
-        return sessionBody(em, services, result.session);
-      }),
+      data: await services.signInThrottle.guard(site?.id ?? null, body.email, () =>
+        transaction(async (em) => {
+          const result = await signIn(em, settingsOf(services), site?.id ?? null, body.email, body.password);
+          if (result.kind === 'pre_auth') return toPreAuthResponse(result.token, result.expiresAt, result.user, result.choices);
+          return sessionBody(em, services, result.session);
+        }),
+      ),
     }),
   }),
   defineOperation({

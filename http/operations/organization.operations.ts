@@ -58,15 +58,21 @@ export const organizationOperations = [
     id: 'organization.update',
     method: 'PUT',
     path: '/organization',
-    summary: 'Update an organization: supplied fields change, null clears',
+    summary: 'Update an organization: supplied fields change, null clears; is_active false switches off all its sites',
     tag: 'Administration',
     access: 'organization.manage',
     host: 'platform',
     body: UpdateOrganizationBody,
     response: DataResponse(OrganizationResponse),
-    handler: async ({ body, actor, transaction }) => ({
-      data: toOrganizationResponse(await transaction((em) => updateOrganization(em, actor, body))),
-    }),
+    handler: async ({ body, actor, services, transaction }) => {
+      const updated = await transaction((em) => updateOrganization(em, actor, body));
+      // Its sites serve only while it is on: switched either way, every process rereads them at the next request.
+      if (body.is_active !== undefined) {
+        services.sites.invalidate();
+        await services.credentials.invalidate();
+      }
+      return { data: toOrganizationResponse(updated) };
+    },
   }),
   defineOperation({
     id: 'organization.search',

@@ -60,6 +60,32 @@ describe('organizations and sites (platform operator)', () => {
     await operator.put('/api/site', { id: site.body.data.id, is_active: false });
     expect((await server.client('shortlived').post('/api/auth/signin', { email: 'a@b.c', password: 'x' })).body).toMatchObject({ code: 'SITE_INACTIVE' });
   });
+
+  it('switches off every site of a deactivated organization at once and refuses a new one under it, until it is reactivated', async () => {
+    const org = await operator.post<One<{ id: string }>>('/api/organization', { name: 'Dormant' });
+    const orgId = org.body.data.id;
+    const site = await operator.post<One<{ id: string }>>('/api/site', { name: 'Dormant', organization_id: orgId, subdomain: 'dormant' });
+    expect((await operator.post('/api/user', { email: 'boss@dormant.example', password: 'dormant-boss', role: 'admin', site_id: site.body.data.id })).status).toBe(201);
+    const session = await signIn(server.client('dormant'), 'boss@dormant.example', 'dormant-boss');
+    const boss = server.client('dormant').as({ accessToken: session.access_token });
+    expect((await boss.get('/api/auth/me')).status).toBe(200);
+
+    const switchedOff = await operator.put<One<{ is_active: boolean }>>('/api/organization', { id: orgId, is_active: false });
+    expect([switchedOff.status, switchedOff.body.data.is_active]).toEqual([200, false]);
+    // Within the site directory's 30 s cache, so only the update's invalidation can refuse it.
+    const refused = await boss.get('/api/auth/me');
+    expect([refused.status, refused.body]).toEqual([403, expect.objectContaining({ code: 'SITE_INACTIVE' })]);
+    expect((await server.client('dormant').post('/api/auth/signin', { email: 'boss@dormant.example', password: 'dormant-boss' })).body).toMatchObject({ code: 'SITE_INACTIVE' });
+    const added = await operator.post('/api/site', { name: 'Dormant 2', organization_id: orgId, subdomain: 'dormant2' });
+    expect([added.status, added.body]).toEqual([409, expect.objectContaining({ code: 'ORGANIZATION_INACTIVE' })]);
+    // The platform host, and the other organizations' sites, carry on.
+    expect((await operator.get<One<{ is_active: boolean }>>(`/api/organization?id=${orgId}`)).body.data.is_active).toBe(false);
+    expect((await acme.as.admin.get('/api/auth/me')).status).toBe(200);
+
+    expect((await operator.put('/api/organization', { id: orgId, is_active: true })).status).toBe(200);
+    expect((await boss.get('/api/auth/me')).status).toBe(200);
+    expect((await operator.post('/api/site', { name: 'Dormant 2', organization_id: orgId, subdomain: 'dormant2' })).status).toBe(201);
+  });
 });
 
 describe('API keys', () => {

@@ -82,14 +82,19 @@ describe('customers', () => {
     expect(audit.body.data.filter((r) => r.action === 'update').length).toBe(6);
   });
 
-  it('refuses a deactivated customer at their next request, and lets them back in once reactivated', async () => {
+  it('refuses a deactivated customer at their next request and ends their sessions: once reactivated they sign in again', async () => {
     const { customer } = sites.acme.users;
-    const app = await sessionClient(sites.server, 'acme', customer);
-    expect((await app.get('/api/job')).status).toBe(200);
+    const session = await signInTo(sites.server.client('acme'), customer.email, customer.password);
+    const old = sites.server.client('acme').as({ accessToken: session.access_token });
+    expect((await old.get('/api/job')).status).toBe(200);
     expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: false })).status).toBe(200);
     // Within the credential cache's 30 s, so only the update's invalidation can refuse it.
-    expect((await app.get('/api/job')).status).toBe(401);
+    expect((await old.get('/api/job')).status).toBe(401);
     expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: true })).status).toBe(200);
+    // The session held before the deactivation stays ended: neither its access nor its refresh token comes back.
+    expect((await old.get('/api/job')).status).toBe(401);
+    expect((await sites.server.client('acme').post('/api/auth/refresh', { refresh_token: session.refresh_token })).status).toBe(401);
+    const app = await sessionClient(sites.server, 'acme', customer);
     expect((await app.get('/api/job')).status).toBe(200);
     // A new password ends the sessions at once too.
     const password = 'a-new-customer-password';
@@ -126,8 +131,15 @@ describe('customers', () => {
       expect(refused.body.error).toContain('admin');
     }
     // Their own password still signs them in (to choose between the admin and the customer profile).
-    const signIn = await sites.server.client('acme').post<{ data: { type: string } }>('/api/auth/signin', admin);
+    type PreAuth = { data: { type: string; pre_auth_token: string; profiles: { id: string; role: string }[] } };
+    const signIn = await sites.server.client('acme').post<PreAuth>('/api/auth/signin', admin);
     expect([signIn.status, signIn.body.data.type]).toEqual([200, 'pre_authentication']);
+    const adminProfile = signIn.body.data.profiles.find((profile) => profile.role === 'admin')!;
+    const chosen = await sites.server.client('acme').post<One<{ access_token: string }>>('/api/auth/site', { pre_auth_token: signIn.body.data.pre_auth_token, profile_id: adminProfile.id });
+    const adminApp = sites.server.client('acme').as({ accessToken: chosen.body.data.access_token });
+    // Switching off their customer profile ends the customer's sessions, not the admin's.
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: linked.body.data.id, is_active: false })).status).toBe(200);
+    expect((await adminApp.get('/api/auth/me')).status).toBe(200);
   });
 
   it('lists a customer whose account the platform switched off among the inactive ones, as GET /customer reports them', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { useOneSite } from '../support/one-site.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
 const QUOTA = 25;
@@ -29,5 +30,21 @@ describe.each(MODES)('rate limits ($mode)', ({ env }) => {
   it('does not affect other keys of the site or other sites', async () => {
     expect((await sites.acme.as.admin.get('/api/auth/me')).status).toBe(200);
     expect((await sites.globex.as.dispatcher.get('/api/auth/me')).status).toBe(200);
+  });
+});
+
+describe('anonymous quota behind a trusted proxy', () => {
+  const ANONYMOUS_QUOTA = 5;
+  const site = useOneSite({ TRUST_PROXY: 'true', RATE_LIMIT_POINTS: String(ANONYMOUS_QUOTA), RATE_LIMIT_WINDOW_SECONDS: '60' });
+
+  function fromBehindProxy(forwardedFor: string) {
+    return site.server.client('acme').as({ headers: { 'x-forwarded-for': forwardedFor } }).get('/api/branding');
+  }
+
+  it("counts the address the proxy saw (the rightmost X-Forwarded-For entry), whatever the client put before it", async () => {
+    for (let i = 0; i < ANONYMOUS_QUOTA; i += 1) expect((await fromBehindProxy(`203.0.113.${i}, 198.51.100.7`)).status).toBe(200);
+    const spoofed = await fromBehindProxy('203.0.113.99, 198.51.100.7');
+    expect([spoofed.status, spoofed.body]).toEqual([429, expect.objectContaining({ code: 'RATE_LIMITED' })]);
+    expect((await fromBehindProxy('203.0.113.0, 198.51.100.8')).status).toBe(200);
   });
 });
