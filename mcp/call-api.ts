@@ -62,7 +62,7 @@ async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: 
   const [reference, inlineQuery = ''] = input.operation.split('?', 2) as [string, string?];
   const path = buildPath(operation, reference, input.path_params ?? {});
   if (typeof path !== 'string') return path;
-  const query = { ...queryOfReference(inlineQuery), ...(input.query ?? {}) };
+  const query = { ...queryOfReference(inlineQuery), ...input.query };
   // A GET takes a body only where the document gives it one (the spec's GET /dispatch/available-drivers does).
   if (input.body !== undefined && operation.body === null && (operation.method === 'GET' || operation.method === 'HEAD')) {
     return toolError({ error: `${operation.method} ${operation.path} takes no body: pass inputs as query`, code: 'BODY_NOT_ALLOWED' });

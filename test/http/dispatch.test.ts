@@ -19,6 +19,7 @@ type Entry = { available: boolean; unavailable_reason: string | null; eta_to_job
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 const near = (km: number) => ({ lat: PARIS.lat + km / 111, lng: PARIS.lng });
+const stop = (type: string, point: { lat: number; lng: number }) => ({ type, street_address: '1 Test Street', city: 'Paris', point });
 
 let server: TestServer;
 let acme: SiteFixture;
@@ -450,7 +451,6 @@ describe('auto dispatch', () => {
     const area = { type: 'Polygon', coordinates: [[[2.28, 48.865], [2.31, 48.865], [2.31, 48.885], [2.28, 48.885], [2.28, 48.865]]] };
     const zone = await site.as.admin.post<One<{ id: string }>>('/api/zone', { name: 'Étoile', kind: 'service', geometry: area });
     expect(zone.status).toBe(201);
-    const stop = (type: string, point: { lat: number; lng: number }) => ({ type, street_address: '1 Test Street', city: 'Paris', point });
     // Fifty-one jobs in the centre, which no driver's zone covers: zone-based dispatch finds nobody for them.
     for (let i = 0; i < 51; i++) await createJob(site.as.dispatcher, { stops: [stop('pickup', PARIS), stop('dropoff', near(1))] });
     const van = await createVehicle(site);
