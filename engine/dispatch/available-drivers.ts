@@ -17,7 +17,7 @@ export type AvailableDriversQuery = {
 };
 
 /** The spec names two reasons; `capacity` and `not_available` (the driver actor is offline or on a break) are ours. */
-export type UnavailableReason = 'off_schedule' | 'has_conflict' | 'capacity' | 'not_available';
+export type UnavailableReason = 'inactive' | 'off_schedule' | 'has_conflict' | 'capacity' | 'not_available';
 
 export type AvailableDriver = {
   driver: DriverFacts;
@@ -29,8 +29,8 @@ export type AvailableDriver = {
 /**
  * The site's drivers for a job, each flagged: `available` when on schedule at the job's time (if
  * consider_schedule, default true), without an overlapping open job (if consider_conflicts, default true), under
- * their max load and with the driver actor `available`. Inactive workers (operational status or driver profile)
- * are never listed unless `operational_status` asks for them. Sorted available first, then by ETA (no position
+ * their max load and with the driver actor `available`. Inactive workers (operational status, driver profile or
+ * account) are never listed unless `operational_status` asks for them, and then as `inactive`. Sorted available first, then by ETA (no position
  * last), then by driver id.
  * @throws DomainError 404 when the job is not on this site
  */
@@ -48,7 +48,9 @@ export async function availableDrivers(em: EntityManager, siteId: string, query:
   const options = { at: new Date(job.window?.start ?? now.getTime()), timezone, job, considerSchedule, considerConflicts, requireAvailable: true };
   const legs = await legsTo(mapping, drivers, job.pickup);
   const entries = drivers.map((driver, i): AvailableDriver => {
-    const reason = exclusionReason({ ...driver, active: true }, options) as UnavailableReason | null;
+    // An inactive driver is listed only when `operational_status` asks for them, and is not available: an assignment
+    // would answer 409 DRIVER_NOT_ACTIVE.
+    const reason = exclusionReason(driver, options) as UnavailableReason | null;
     const leg = legs[i];
     return {
       driver,

@@ -262,7 +262,7 @@ export const AvailableDriversQuery = AvailableDriversBody;
 export const AvailableDriverEntry = Type.Object(
   {
     available: Type.Boolean(),
-    unavailable_reason: Nullable(Type.Union([L('off_schedule'), L('has_conflict'), L('capacity'), L('not_available')])),
+    unavailable_reason: Nullable(Type.Union([L('inactive'), L('off_schedule'), L('has_conflict'), L('capacity'), L('not_available')])),
     eta_to_job: Nullable(
       Type.Object({ duration_minutes: Type.Number(), estimated_arrival: Timestamp, distance_meters: Type.Number() }, { additionalProperties: false }),
     ),

@@ -52,3 +52,17 @@ it("a pool claim respects the driver's max_load, writing nothing", async () => {
   const record = await site.acme.as.dispatcher.get<{ data: { assigned_to_driver_id: string | null; status: string } }>(`/api/dispatch?id=${offer}`);
   expect(record.body.data).toMatchObject({ assigned_to_driver_id: null, status: 'pending' });
 });
+
+it('lists a suspended driver asked for by operational_status as unavailable (inactive), not as available', async () => {
+  const vehicle = await createVehicle(site.acme, 'Parked van');
+  const driver = await createDriver(site.server, site.acme, { name: 'Paused Pia', at: PARIS, vehicleId: vehicle });
+  expect((await site.acme.as.dispatcher.put('/api/worker', { id: driver.id, operational_status: 'suspended' })).status).toBe(200);
+  const job = await jobAt(site.acme.as.dispatcher, PARIS);
+  const listed = await site.acme.as.dispatcher.get<{ data: { driver: { user_id?: string; id?: string }; available: boolean; unavailable_reason: string | null }[] }>(
+    `/api/dispatch/available-drivers?job_id=${job.id}&operational_status=suspended`,
+  );
+  expect(listed.status).toBe(200);
+  const entry = listed.body.data.find((e) => (e.driver.id ?? e.driver.user_id) === driver.id);
+  expect(entry).toMatchObject({ available: false, unavailable_reason: 'inactive' });
+  expect((await assign({ job_id: job.id, driver_id: driver.id })).body.code).toBe('DRIVER_NOT_ACTIVE');
+});
