@@ -35,8 +35,9 @@ const METERS_PER = { km: 1000, miles: 1609.344 } as const;
  * job's price.
  *
  * Each line's input is rounded to two decimals first and its amount is `round(rate × input)` in minor units, so
- * anyone can recompute a line from what it shows. When the minimum or maximum applies, an adjustment line
- * (`minimum_adjustment` / `maximum_adjustment`) carries the difference: the lines always sum exactly to the amount.
+ * anyone can recompute a line from what it shows. The amount is never below 0 (a rule without a minimum has one of
+ * 0). When the minimum or maximum applies, an adjustment line (`minimum_adjustment` / `maximum_adjustment`) carries
+ * the difference: the lines always sum exactly to the amount.
  */
 export function computeEarning(rule: EarningRule, inputs: EarningInputs, site: PaySite): ComputedEarning {
   const distanceUnit = site.unitSystem === 'imperial' ? 'miles' : 'km';
@@ -69,16 +70,14 @@ export function computeEarning(rule: EarningRule, inputs: EarningInputs, site: P
     }
   });
   const subtotal = breakdown.reduce((sum, item) => sum + item.amount, 0);
-  const minimum = rule.minimumAmount === null ? null : toMinor(rule.minimumAmount);
-  const maximum = rule.maximumAmount === null ? null : toMinor(rule.maximumAmount);
-  let amountCents = subtotal;
-  if (minimum !== null && amountCents < minimum) amountCents = minimum;
-  if (maximum !== null && amountCents > maximum) amountCents = maximum;
-  if (amountCents !== subtotal) {
-    const bound = amountCents === minimum ? rule.minimumAmount! : rule.maximumAmount!;
-    const type = amountCents === minimum ? 'minimum_adjustment' : 'maximum_adjustment';
-    breakdown.push(line(type, bound, subtotal / minorPerUnit, null, amountCents - subtotal));
-  }
+  // A rule without a minimum has one of 0: a service fee larger than the rest must not make the driver owe for a job
+  // they did (bounds are never negative, so this is the rule's own minimum otherwise).
+  const floor = Math.max(rule.minimumAmount ?? 0, 0);
+  const ceiling = rule.maximumAmount;
+  let amountCents = Math.max(subtotal, toMinor(floor));
+  if (ceiling !== null) amountCents = Math.min(amountCents, toMinor(ceiling));
+  if (amountCents > subtotal) breakdown.push(line('minimum_adjustment', floor, subtotal / minorPerUnit, null, amountCents - subtotal));
+  if (ceiling !== null && amountCents < subtotal) breakdown.push(line('maximum_adjustment', ceiling, subtotal / minorPerUnit, null, amountCents - subtotal));
   return { amountCents, breakdown };
 }
 

@@ -56,7 +56,7 @@ describe('computeEarning', () => {
     expect(inside).toEqual({ amountCents: 700, breakdown: [{ component_type: 'base', rate: 7, input_value: 1, input_label: null, amount: 700 }] });
   });
 
-  it('always sums its lines exactly to the amount, which stays within the bounds (any rule, any job, any currency)', () => {
+  it('always sums its lines exactly to the amount, which stays within the bounds and never below 0 (any rule, any job, any currency)', () => {
     const rate = fc.double({ min: 0, max: 500, noNaN: true });
     const rule = fc.record({
       components: fc.uniqueArray(fc.record({ type: fc.constantFrom(...EARNINGS_COMPONENT_TYPES), rate }), { selector: (c) => c.type, minLength: 1 }),
@@ -76,7 +76,7 @@ describe('computeEarning', () => {
         const { amountCents, breakdown } = computeEarning({ components, minimumAmount, maximumAmount }, inputs, { unitSystem, currency });
         expect(Number.isInteger(amountCents)).toBe(true);
         expect(breakdown.reduce((sum, line) => sum + line.amount, 0)).toBe(amountCents);
-        expect(amountCents).toBeGreaterThanOrEqual(minimumAmount === null ? -Infinity : Math.round(minimumAmount * minorPerUnit));
+        expect(amountCents).toBeGreaterThanOrEqual(minimumAmount === null ? 0 : Math.round(minimumAmount * minorPerUnit));
         expect(amountCents).toBeLessThanOrEqual(maximumAmount === null ? Infinity : Math.round(maximumAmount * minorPerUnit));
       }),
       { numRuns: 500 },
