@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { completeJob, openPayDesk, type PayDesk } from '../support/earnings-fixtures.ts';
+import { jobRequest } from '../support/job-fixtures.ts';
 import { useOneSite } from '../support/one-site.ts';
 
 const sites = useOneSite();
@@ -24,5 +25,17 @@ describe('what a completed job pays', () => {
       { component_type: 'service_fee', rate: 5, input_value: 1, input_label: null, amount: -500 },
       { component_type: 'minimum_adjustment', rate: 0, input_value: -4, input_label: null, amount: 400 },
     ]);
+  });
+
+  it('leaves a cancelled stop out of the stops and the distance paid', async () => {
+    await payWith([{ type: 'per_stop', rate: 2 }, { type: 'per_distance_unit', rate: 1 }]);
+    const [pickup, dropoff] = jobRequest().stops as Record<string, unknown>[];
+    const versailles = { type: 'dropoff', street_address: "Place d'Armes", city: 'Versailles', point: { lat: 48.8049, lng: 2.1204 } };
+    const direct = await completeJob(desk);
+    const detourCancelled = await completeJob(desk, { stops: [pickup, versailles, dropoff] }, [1]);
+    expect(detourCancelled.job_stop_count).toBe(2);
+    expect(detourCancelled.component_breakdown[0]).toEqual({ component_type: 'per_stop', rate: 2, input_value: 2, input_label: 'stops', amount: 400 });
+    // The driver never went to Versailles: paid the same road as a job with only the other two stops.
+    expect(detourCancelled.job_distance_meters).toBe(direct.job_distance_meters);
   });
 });
