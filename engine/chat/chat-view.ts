@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AttachmentSchema, type Attachment } from '../../persistence/entities/attachment.entity.ts';
 import { ChatMessageSchema, ChatParticipantSchema, type ChatMessage, type ChatParticipant, type ChatRoom } from '../../persistence/entities/chat.entity.ts';
+import { nameOnFile, type NameColumns } from '../admin/user-name.ts';
 
 export type ChatUser = { id: string; first_name: string | null; last_name: string | null; display_name: string };
 
@@ -62,15 +63,19 @@ export async function messageViews(em: EntityManager, messages: ChatMessage[]): 
 async function chatUsers(em: EntityManager, ids: string[]): Promise<Map<string, ChatUser>> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return new Map();
-  const rows = await em.execute<{ id: string; first_name: string | null; last_name: string | null; display_name: string | null; email: string }[]>(
-    'select id, first_name, last_name, display_name, email from app_user where id = any(?::text[])',
+  const rows = await em.execute<({ id: string } & NameColumns)[]>(
+    'select id, first_name, last_name, display_name from app_user where id = any(?::text[])',
     [pgArray(unique)],
   );
   return new Map(rows.map((u) => [u.id, { id: u.id, first_name: u.first_name, last_name: u.last_name, display_name: displayName(u) }]));
 }
 
-function displayName(u: { first_name: string | null; last_name: string | null; display_name: string | null; email: string }): string {
-  return u.display_name ?? ([u.first_name, u.last_name].filter(Boolean).join(' ') || u.email);
+/**
+ * Never the email, which other participants (a customer and their driver) may not see: a user without a name is
+ * "User" and the end of their id, enough to tell two such people apart in one room.
+ */
+function displayName(u: { id: string } & NameColumns): string {
+  return nameOnFile(u) ?? `User ${u.id.slice(-6)}`;
 }
 
 function unknownUser(id: string): ChatUser {

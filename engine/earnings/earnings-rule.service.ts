@@ -24,8 +24,9 @@ export type EarningsRulePatch = {
 };
 
 /**
- * Creates a pay rule. The site's first active rule becomes its default, so completed jobs earn from day one;
- * `is_default: true` moves the default to the new rule (the old one is cleared in the same transaction).
+ * Creates a pay rule. The site's first active rule becomes its default whatever `is_default` says: a site with
+ * rules but no default would pay nobody (completed jobs are paid with the default only), and a default cannot be
+ * un-set later. `is_default: true` moves the default to the new rule (the old one is cleared in the same transaction).
  * @throws DomainError 400 on duplicate component types, a percentage over 100, or minimum above maximum
  */
 export async function createEarningsRule(em: EntityManager, actor: AuditActor, siteId: string, input: EarningsRuleInput): Promise<EarningsRule> {
@@ -33,7 +34,7 @@ export async function createEarningsRule(em: EntityManager, actor: AuditActor, s
   checkBounds(input.minimum_amount ?? null, input.maximum_amount ?? null);
   await lockDefault(em, siteId);
   const hasDefault = (await em.count(EarningsRuleSchema, { isDefault: true })) > 0;
-  const isDefault = input.is_default ?? !hasDefault;
+  const isDefault = !hasDefault || input.is_default === true;
   const id = newId('earningsRule');
   if (isDefault) await clearDefault(em, actor, siteId, id);
   const rule = em.create(EarningsRuleSchema, {

@@ -10,7 +10,8 @@ export type PaidPath = { waypoints: { lat: number; lng: number }[]; mode: Transp
 
 /**
  * Measures a completed job for its driver's pay, from what the engine recorded, all but its distance (`distanceOf`
- * measures the returned path with the site's mapping provider, outside any transaction: it may be a network call):
+ * measures the returned path with the site's mapping provider, outside any transaction: it may be a network call).
+ * Stops and the path count the job's stops that were not cancelled:
  * - price: the service type's base price plus the prices of the job's options;
  * - duration: from the job's first move into progress (else its dispatch) to its completion;
  * - wait: at each completed stop, from the move into the state it was completed from (arrived, loading, ...) to
@@ -25,8 +26,10 @@ export async function jobEarningFacts(em: EntityManager, jobId: string): Promise
     [jobId],
   );
   if (!job) throw new Error(`job ${jobId} not found for its earning`);
+  // A cancelled stop was never driven to: it is neither a stop paid for nor a waypoint of the distance paid.
   const stops = await em.execute<StopRow[]>(
-    'select s.id, a.lat, a.lng from stop s join address a on a.id = s.address_id where s.job_id = ? order by s.sort_order, s.id',
+    `select s.id, a.lat, a.lng from stop s join address a on a.id = s.address_id
+      where s.job_id = ? and s.phase <> 'cancelled' order by s.sort_order, s.id`,
     [jobId],
   );
   const moves = await em.execute<StateChangeRow[]>(

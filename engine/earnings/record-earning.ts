@@ -75,7 +75,7 @@ export async function recordEarning(em: EntityManager, siteId: string, jobId: st
   const { amountCents, breakdown } = computeEarning(
     { components: rule.components, minimumAmount: fromDecimal(rule.minimumAmount), maximumAmount: fromDecimal(rule.maximumAmount) },
     inputs,
-    unitSystem,
+    { unitSystem, currency: site.currency },
   );
   const earning = em.create(DriverEarningSchema, {
     id: newId('driverEarning'),

@@ -1,11 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { nameOnFile } from '../admin/user-name.ts';
 import { transportModeFor, type LatLng, type TransportMode } from '../mapping/mapping-provider.ts';
 
-/** The driver an assigned job's ETAs are measured from. */
+/** The driver an assigned job's ETAs are measured from; `name` is what the job's customer is told. */
 export type EtaDriver = { userId: string; name: string; position: LatLng | null; mode: TransportMode };
 
 type Row = {
-  id: string; email: string; first_name: string | null; last_name: string | null; display_name: string | null;
+  id: string; first_name: string | null; last_name: string | null; display_name: string | null;
   last_lat: number | null; last_lng: number | null; vehicle_type: string | null;
 };
 
@@ -16,7 +17,7 @@ type Row = {
  */
 export async function loadEtaDriver(em: EntityManager, siteId: string, userId: string): Promise<EtaDriver | null> {
   const [row] = await em.execute<Row[]>(
-    `select u.id, u.email, u.first_name, u.last_name, u.display_name, ds.last_lat, ds.last_lng, v.type as vehicle_type
+    `select u.id, u.first_name, u.last_name, u.display_name, ds.last_lat, ds.last_lng, v.type as vehicle_type
      from app_user u
      left join driver_state ds on ds.site_id = ? and ds.user_id = u.id
      left join worker w on w.site_id = ? and w.user_id = u.id
@@ -27,7 +28,8 @@ export async function loadEtaDriver(em: EntityManager, siteId: string, userId: s
   if (!row) return null;
   return {
     userId: row.id,
-    name: row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email),
+    // The customer may not see the driver's email: a driver without a name is "Your driver" to them.
+    name: nameOnFile(row) ?? 'Your driver',
     position: row.last_lat === null || row.last_lng === null ? null : { lat: Number(row.last_lat), lng: Number(row.last_lng) },
     mode: transportModeFor(row.vehicle_type ?? 'car'),
   };

@@ -1,9 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EtaDeliveryMethod, EtaRecipientType } from '../../persistence/entities/eta-notification-config.entity.ts';
+import { nameOnFile } from '../admin/user-name.ts';
 import type { ItineraryStop } from './eta-itinerary.ts';
 
-/** A person an ETA notification may go to, with the addresses each channel needs. */
-export type Recipient = { userId: string; name: string; email: string | null; phone: string | null };
+/**
+ * A person an ETA notification may go to, with the addresses each channel needs. `name` is null when they gave none
+ * (never their email: the customer's name goes into the driver's messages as `{{customer_name}}`).
+ */
+export type Recipient = { userId: string; name: string | null; email: string | null; phone: string | null };
 
 type UserRow = { id: string; email: string; phone: string | null; first_name: string | null; last_name: string | null; display_name: string | null; is_service_account: boolean };
 
@@ -30,7 +34,7 @@ export async function recipientsFor(em: EntityManager, siteId: string, type: Eta
     .filter((row) => !row.is_service_account)
     .map((row) => ({
       userId: row.id,
-      name: row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email),
+      name: nameOnFile(row),
       email: row.email,
       // A customer without a phone on file is reached at the stop's contact number, when it has one.
       phone: row.phone ?? (type === 'customer' ? stop.contactPhone : null),

@@ -39,7 +39,7 @@ export const earningsOperations = [
     id: 'earnings.rule.create',
     method: 'POST',
     path: '/earnings/rule',
-    summary: 'Create a pay rule (the first active rule becomes the default)',
+    summary: "Create a pay rule (the site's first active rule becomes the default, whatever is_default says)",
     tag: 'Earnings',
     access: 'earnings.manage',
     host: 'site',

@@ -56,7 +56,7 @@ const BreakdownItem = Type.Object(
     rate: Type.Number(),
     input_value: Type.Number(),
     input_label: Nullable(Type.Union([Type.Literal('miles'), Type.Literal('km'), Type.Literal('minutes'), Type.Literal('stops'), Type.Literal('job_price')])),
-    amount: Type.Integer({ description: 'cents' }),
+    amount: Type.Integer({ description: "cents: the currency's minor unit (1/100 EUR, 1 JPY, 1/1000 KWD)" }),
   },
   { additionalProperties: false },
 );

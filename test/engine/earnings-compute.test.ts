@@ -1,10 +1,13 @@
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { computeEarning, type EarningInputs } from '../../engine/earnings/compute-earning.ts';
+import { computeEarning, type EarningInputs, type PaySite } from '../../engine/earnings/compute-earning.ts';
 import { EARNINGS_COMPONENT_TYPES } from '../../persistence/entities/earnings-rule.entity.ts';
 
 /** 12.5 km, 42 minutes, 3 stops, a 40.00 job, 6 minutes at the stops. */
 const JOB: EarningInputs = { distanceMeters: 12_500, durationSeconds: 42 * 60, stopCount: 3, priceCents: 4000, waitSeconds: 360 };
+const METRIC_EUR: PaySite = { unitSystem: 'metric', currency: 'EUR' };
+/** Currencies with 2, 0 and 3 minor-unit digits, and how many minor units make one. */
+const CURRENCIES = [['EUR', 100], ['JPY', 1], ['KWD', 1000]] as const;
 
 describe('computeEarning', () => {
   it('works out each component from its input, in cents, with a line a reader can recompute', () => {
@@ -21,7 +24,7 @@ describe('computeEarning', () => {
       minimumAmount: null,
       maximumAmount: null,
     };
-    const { amountCents, breakdown } = computeEarning(rule, JOB, 'metric');
+    const { amountCents, breakdown } = computeEarning(rule, JOB, METRIC_EUR);
     expect(breakdown).toEqual([
       { component_type: 'base', rate: 3, input_value: 1, input_label: null, amount: 300 },
       { component_type: 'per_distance_unit', rate: 0.8, input_value: 12.5, input_label: 'km', amount: 1000 },
@@ -35,25 +38,25 @@ describe('computeEarning', () => {
   });
 
   it("pays distance per mile on an imperial site", () => {
-    const { breakdown } = computeEarning({ components: [{ type: 'per_distance_unit', rate: 2 }], minimumAmount: null, maximumAmount: null }, JOB, 'imperial');
+    const { breakdown } = computeEarning({ components: [{ type: 'per_distance_unit', rate: 2 }], minimumAmount: null, maximumAmount: null }, JOB, { unitSystem: 'imperial', currency: 'EUR' });
     // 12.5 km = 7.767 mi, shown as 7.77: 2 × 7.77 = 15.54
     expect(breakdown).toEqual([{ component_type: 'per_distance_unit', rate: 2, input_value: 7.77, input_label: 'miles', amount: 1554 }]);
   });
 
   it('clamps to the minimum and to the maximum, with an adjustment line so the lines still sum to the amount', () => {
-    const low = computeEarning({ components: [{ type: 'base', rate: 2 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, 'metric');
+    const low = computeEarning({ components: [{ type: 'base', rate: 2 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, METRIC_EUR);
     expect(low.amountCents).toBe(550);
     expect(low.breakdown.at(-1)).toEqual({ component_type: 'minimum_adjustment', rate: 5.5, input_value: 2, input_label: null, amount: 350 });
 
-    const high = computeEarning({ components: [{ type: 'per_distance_unit', rate: 3 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, 'metric');
+    const high = computeEarning({ components: [{ type: 'per_distance_unit', rate: 3 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, METRIC_EUR);
     expect(high.amountCents).toBe(2000);
     expect(high.breakdown.at(-1)).toEqual({ component_type: 'maximum_adjustment', rate: 20, input_value: 37.5, input_label: null, amount: -1750 });
 
-    const inside = computeEarning({ components: [{ type: 'base', rate: 7 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, 'metric');
+    const inside = computeEarning({ components: [{ type: 'base', rate: 7 }], minimumAmount: 5.5, maximumAmount: 20 }, JOB, METRIC_EUR);
     expect(inside).toEqual({ amountCents: 700, breakdown: [{ component_type: 'base', rate: 7, input_value: 1, input_label: null, amount: 700 }] });
   });
 
-  it('always sums its lines exactly to the amount, which stays within the bounds (any rule, any job)', () => {
+  it('always sums its lines exactly to the amount, which stays within the bounds and never below 0 (any rule, any job, any currency)', () => {
     const rate = fc.double({ min: 0, max: 500, noNaN: true });
     const rule = fc.record({
       components: fc.uniqueArray(fc.record({ type: fc.constantFrom(...EARNINGS_COMPONENT_TYPES), rate }), { selector: (c) => c.type, minLength: 1 }),
@@ -67,14 +70,14 @@ describe('computeEarning', () => {
       waitSeconds: fc.integer({ min: 0, max: 20_000 }),
     });
     fc.assert(
-      fc.property(rule, job, fc.constantFrom('metric' as const, 'imperial' as const), ({ components, bounds }, inputs, units) => {
+      fc.property(rule, job, fc.constantFrom('metric' as const, 'imperial' as const), fc.constantFrom(...CURRENCIES), ({ components, bounds }, inputs, unitSystem, [currency, minorPerUnit]) => {
         const [a, b] = bounds.map((x) => (x === null ? null : Math.round(x * 100) / 100)) as [number | null, number | null];
         const [minimumAmount, maximumAmount] = a !== null && b !== null && a > b ? [b, a] : [a, b];
-        const { amountCents, breakdown } = computeEarning({ components, minimumAmount, maximumAmount }, inputs, units);
+        const { amountCents, breakdown } = computeEarning({ components, minimumAmount, maximumAmount }, inputs, { unitSystem, currency });
         expect(Number.isInteger(amountCents)).toBe(true);
         expect(breakdown.reduce((sum, line) => sum + line.amount, 0)).toBe(amountCents);
-        expect(amountCents).toBeGreaterThanOrEqual(minimumAmount === null ? -Infinity : Math.round(minimumAmount * 100));
-        expect(amountCents).toBeLessThanOrEqual(maximumAmount === null ? Infinity : Math.round(maximumAmount * 100));
+        expect(amountCents).toBeGreaterThanOrEqual(minimumAmount === null ? 0 : Math.round(minimumAmount * minorPerUnit));
+        expect(amountCents).toBeLessThanOrEqual(maximumAmount === null ? Infinity : Math.round(maximumAmount * minorPerUnit));
       }),
       { numRuns: 500 },
     );

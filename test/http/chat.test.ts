@@ -91,6 +91,23 @@ describe('chat messages', () => {
     expect(audit.body.data.map((r) => r.action)).toEqual(['create']);
   });
 
+  it('names a participant who gave no name neutrally, never by their email, which the other side may not see', async () => {
+    const email = 'no.name@acme.example';
+    const created = await sites.acme.as.admin.post<One<{ id: string }>>('/api/user', { email, password: 'no-name-password', role: 'driver' });
+    expect(created.status).toBe(201);
+    const { access_token } = await signIn(sites.server.client('acme'), email, 'no-name-password');
+    const nameless = sites.server.client('acme').as({ accessToken: access_token });
+    const sent = await nameless.post<One<Message>>('/api/chat/message', { recipient_id: sites.acme.users.customer.id, content: 'At your door' });
+    expect(sent.status).toBe(201);
+
+    const room = await as.customer.get<One<Room>>(`/api/chat/room?id=${sent.body.data.room_id}`);
+    const history = await as.customer.get<Many<Message>>(`/api/chat/message/search?room_id=${sent.body.data.room_id}`);
+    const neutral = `User ${created.body.data.id.slice(-6)}`;
+    expect(room.body.data.participants.find((p) => p.user_id === created.body.data.id)!.user.display_name).toBe(neutral);
+    expect(history.body.data[0]!.sender!.display_name).toBe(neutral);
+    expect(room.text + history.text).not.toContain(email);
+  });
+
   it('keeps a read marker at most at now: a clock running ahead does not hide the next messages', async () => {
     const sent = await as.customer.post<One<Message>>('/api/chat/message', { recipient_id: sites.acme.users.driver.id, content: 'Ring twice' });
     const roomId = sent.body.data.room_id;

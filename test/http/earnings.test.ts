@@ -1,52 +1,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { completeJob, openPayDesk, type Earning, type PayDesk } from '../support/earnings-fixtures.ts';
 import { signIn } from '../support/fixtures.ts';
 import type { ApiClient } from '../support/http-client.ts';
-import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
 type One<T> = { data: T };
 type Many<T> = { data: T[]; meta: { pagination: { totalItems: number } } };
 type Failure = { code: string; error: string };
 type Rule = { id: string; name: string; is_default: boolean; is_active: boolean; minimum_amount: number | null; maximum_amount: number | null };
-type Line = { component_type: string; rate: number; input_value: number; input_label: string | null; amount: number };
-type Earning = {
-  id: string; job_id: string; driver_user_id: string; amount_cents: number; tip_amount_cents: number; total_amount_cents: number;
-  currency: string; component_breakdown: Line[]; job_actual_price_cents: number; job_distance_meters: number; job_stop_count: number;
-};
 type Totals = { job_count: number; total_amount_cents: number; total_cents: number; total_tip_cents: number };
 
 const sites = useTwoSites();
+let desk: PayDesk;
 let driver: ApiClient;
-let jobStates: Record<string, string>;
-let stopStates: Record<string, string>;
-
-/** A job done end to end by the fixture's driver (priced by a service type and an option), and its earning once recorded. */
-async function completeJob(extra: Record<string, unknown> = {}): Promise<Earning> {
-  const job = await createJob(sites.acme.as.dispatcher, { driver_user_id: sites.acme.users.driver.id, ...extra });
-  await sites.acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched });
-  for (const stop of job.stops) {
-    for (const state of ['en_route', 'arrived', 'completed']) {
-      const moved = await driver.post('/api/driver/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[state] });
-      if (moved.status !== 200) throw new Error(`stop move failed: ${moved.text}`);
-    }
-  }
-  return waitForEarning(job.id);
-}
-
-async function waitForEarning(jobId: string): Promise<Earning> {
-  for (let i = 0; i < 100; i += 1) {
-    const found = await sites.acme.as.dispatcher.get<Many<Earning>>(`/api/earnings/search?job_id=${jobId}`);
-    if (found.body.data[0]) return found.body.data[0];
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no earning recorded for ${jobId}`);
-}
 
 beforeAll(async () => {
-  jobStates = await stateIds(sites.acme.as.admin, 'job');
-  stopStates = await stateIds(sites.acme.as.admin, 'stop');
-  const { access_token } = await signIn(sites.server.client('acme'), sites.acme.users.driver.email, sites.acme.users.driver.password);
-  driver = sites.server.client('acme').as({ accessToken: access_token });
+  desk = await openPayDesk(sites.server, sites.acme, 'acme');
+  driver = desk.driver;
 });
 
 describe('earnings rules', () => {
@@ -100,7 +70,7 @@ describe('driver earnings', () => {
   it('pays a completed job once, with a breakdown from its price, distance and stops that sums to the amount', async () => {
     const service = await sites.acme.as.admin.post<One<{ id: string }>>('/api/servicetype', { name: 'Express', base_price_cents: 2500 });
     const option = await sites.acme.as.admin.post<One<{ id: string }>>('/api/option', { name: 'Fragile', price_cents: 500 });
-    const earning = await completeJob({ service_type_id: service.body.data.id, option_ids: [option.body.data.id] });
+    const earning = await completeJob(desk, { service_type_id: service.body.data.id, option_ids: [option.body.data.id] });
     expect(earning).toMatchObject({ driver_user_id: sites.acme.users.driver.id, job_actual_price_cents: 3000, job_stop_count: 2, currency: sites.acme.site.currency, tip_amount_cents: 0 });
     // Rivoli to Montaigne: 3.7 km as the crow flies, more by road.
     expect(earning.job_distance_meters).toBeGreaterThan(3700);
@@ -114,7 +84,7 @@ describe('driver earnings', () => {
   });
 
   it('adds tips, totals per driver and per period, and shows a driver only their own', async () => {
-    const earning = await completeJob();
+    const earning = await completeJob(desk);
     const tipped = await sites.acme.as.dispatcher.post<One<Earning>>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 250 });
     expect(tipped.body.data).toMatchObject({ tip_amount_cents: 250, total_amount_cents: earning.amount_cents + 250 });
     await sites.acme.as.dispatcher.post('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 50 });
@@ -150,11 +120,11 @@ describe('driver earnings', () => {
   });
 
   it("measures the distance paid with the site's mapping integration, as its ETAs and /gis routes do", async () => {
-    const before = await completeJob();
+    const before = await completeJob(desk);
     const tuned = await sites.acme.as.admin.put('/api/integration?integration_key=offline', { config: { profiles: { car: { detour_factor: 3 } } }, is_active: true });
     expect(tuned.status).toBe(200);
     try {
-      const after = await completeJob();
+      const after = await completeJob(desk);
       // The same stops: the default detour (1.3) against the site's 3.
       expect(after.job_distance_meters / before.job_distance_meters).toBeCloseTo(3 / 1.3, 2);
     } finally {
@@ -163,11 +133,11 @@ describe('driver earnings', () => {
   });
 
   it('pays from the offline estimate when the site routing engine fails, rather than not at all', async () => {
-    const before = await completeJob();
+    const before = await completeJob(desk);
     const dead = await sites.acme.as.admin.put('/api/integration?integration_key=osrm', { config: { base_url: 'https://osrm.invalid', timeout_ms: 500 }, is_active: true });
     expect(dead.status).toBe(200);
     try {
-      const after = await completeJob();
+      const after = await completeJob(desk);
       expect(after.job_distance_meters).toBe(before.job_distance_meters);
     } finally {
       await sites.acme.as.admin.put('/api/integration?integration_key=osrm', { is_active: false });
@@ -175,7 +145,7 @@ describe('driver earnings', () => {
   });
 
   it('counts tips sent at once, and refuses one that would take the total past what the amounts hold, changing nothing', async () => {
-    const earning = await completeJob();
+    const earning = await completeJob(desk);
     const tip = () => sites.acme.as.dispatcher.post<Failure>('/api/earnings/tip', { job_id: earning.job_id, amount_cents: 10_000_000 });
     // 214 tips at ten at once: every one counts (each is read, added and written in turn).
     for (let batch = 0; batch < 21; batch++) await Promise.all(Array.from({ length: 10 }, tip));
@@ -190,7 +160,7 @@ describe('driver earnings', () => {
   it('clamps a job to the rule minimum', async () => {
     const rule = await sites.acme.as.admin.post<One<Rule>>('/api/earnings/rule', { name: 'Guaranteed', components: [{ type: 'per_stop', rate: 1 }], minimum_amount: 8.5, maximum_amount: 30, is_default: true });
     expect(rule.body.data).toMatchObject({ is_default: true, minimum_amount: 8.5, maximum_amount: 30 });
-    const earning = await completeJob();
+    const earning = await completeJob(desk);
     expect(earning.amount_cents).toBe(850);
     expect(earning.component_breakdown).toEqual([
       { component_type: 'per_stop', rate: 1, input_value: 2, input_label: 'stops', amount: 200 },

@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ETA_QUEUE } from '../../engine/eta/eta-check.ts';
 import { etaCheckJobId, etaWindowOf } from '../../engine/eta/eta-trigger.ts';
-import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
-import type { ApiClient } from '../support/http-client.ts';
+import { driveTo as driveAndCheck, newEtaDriver, outbox as siteOutbox, type EtaDriverFixture, type SentMessage } from '../support/eta-fixtures.ts';
+import { createSiteFixture, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-import { waitFor } from '../support/wait-for.ts';
-
-type One<T> = { data: T };
-type Message = { channel: string; recipient: string; subject: string | null; body: string; status: string };
-type Outbox = { data: Message[]; meta: { pagination: { totalItems: number } } };
 
 /** The stop everyone drives to: 5 Avenue Montaigne. Positions are north of it, `km` straight-line kilometres away. */
 const STOP = { lat: 48.8662, lng: 2.3047 };
@@ -19,18 +14,12 @@ let server: TestServer;
 let acme: SiteFixture;
 let jobStates: Record<string, string>;
 
-async function session(email: string, password: string): Promise<ApiClient> {
-  const { access_token } = await signIn(server.client('acme'), email, password);
-  return server.client('acme').as({ accessToken: access_token });
-}
+type One<T> = { data: T };
+type Driver = EtaDriverFixture;
 
-type Driver = { id: string; email: string; client: ApiClient };
-
-async function newDriver(email: string): Promise<Driver> {
-  const made = await acme.as.dispatcher.post<One<{ id: string }>>('/api/worker', { email, first_name: 'Dana', last_name: 'Driver', password: 'driver-password' });
-  if (made.status !== 201) throw new Error(`worker create failed: ${made.text}`);
-  return { id: made.body.data.id, email, client: await session(email, 'driver-password') };
-}
+const newDriver = (email: string): Promise<Driver> => newEtaDriver(server, acme, 'acme', { email, first_name: 'Dana', last_name: 'Driver' });
+const driveTo = (driver: Driver, at: { lat: number; lng: number }): Promise<void> => driveAndCheck(server, acme, driver, at);
+const outbox = (channel: string, recipient: string): Promise<SentMessage[]> => siteOutbox(acme, channel, recipient);
 
 /** A one-stop job of the fixture customer, dispatched to the driver. */
 async function dispatchedJob(driver: Driver): Promise<string> {
@@ -42,31 +31,6 @@ async function dispatchedJob(driver: Driver): Promise<string> {
   });
   expect((await acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
   return job.id;
-}
-
-/**
- * Moves the engine clock past the ETA re-check throttle, posts the driver's position as the driver, and waits for
- * the ETA check it queued to finish (so the assertions after it see everything it sent).
- */
-async function driveTo(driver: Driver, at: { lat: number; lng: number }): Promise<void> {
-  server.clock.advance(20);
-  const window = etaWindowOf(server.clock.now());
-  const posted = await driver.client.post<One<{ accepted: boolean }>>('/api/driver/location', { ...at, recorded_at: server.clock.now().toISOString() });
-  expect(posted.body.data.accepted).toBe(true);
-  await waitFor('the ETA check of this position', async () => {
-    for (const candidate of [window, window + 1]) {
-      const job = await server.services.queue.getJob(ETA_QUEUE, etaCheckJobId(acme.site.id, driver.id, candidate));
-      if (job?.status === 'failed') throw new Error(`eta check failed: ${job.lastError}`);
-      if (job?.status === 'completed') return true;
-    }
-    return false;
-  }, 10_000);
-}
-
-async function outbox(channel: string, recipient: string): Promise<Message[]> {
-  const response = await acme.as.admin.get<Outbox>(`/api/notification/outbox?channel=${channel}&recipient=${encodeURIComponent(recipient)}&per_page=100`);
-  expect(response.status).toBe(200);
-  return response.body.data;
 }
 
 beforeAll(async () => {
