@@ -59,6 +59,8 @@ export async function createUser(em: EntityManager, actor: AuditActor, scope: Ad
     id: newId('user'),
     email,
     passwordHash: input.password ? await hashPassword(input.password) : null,
+    // Chosen by this site's staff (the platform's own users excepted): good for signing in here only.
+    passwordSetBySiteId: input.password ? scope.siteId : null,
     firstName: input.first_name ?? null,
     lastName: input.last_name ?? null,
     displayName: input.display_name ?? null,
@@ -103,7 +105,10 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
     if (email !== user.email && (await em.count(UserSchema, { email }))) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
     user.email = email;
   }
-  if (input.password !== undefined) user.passwordHash = await hashPassword(input.password);
+  if (input.password !== undefined) {
+    user.passwordHash = await hashPassword(input.password);
+    user.passwordSetBySiteId = actor.userId === user.id ? null : scope.siteId;
+  }
   await applyHomeAddress(em, actor, scope, user, input);
   if (scope.siteId === null && input.is_active !== undefined) user.isActive = input.is_active;
   recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'User', entityId: user.id, before, after: auditSnapshot(user) });

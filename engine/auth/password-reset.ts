@@ -59,6 +59,8 @@ export async function confirmPasswordReset(
   const ticket = await consumeTicket(em, clock, 'password_reset', token);
   const user = await em.findOneOrFail(UserSchema, { id: ticket.userId });
   user.passwordHash = await hashPassword(newPassword);
+  // The user chose it (they hold the reset link): good on every site they belong to.
+  user.passwordSetBySiteId = null;
   recordAudit(em, { ...actor, userId: user.id }, {
     siteId,
     action: 'password_reset',

@@ -37,7 +37,8 @@ const PRE_AUTH_TTL_SECONDS = 300;
 /**
  * Signs a user in. On a site host with one profile there: a session. On the platform host (unless the user is a
  * platform operator, who gets a platform session) or with several profiles on the site: a pre-authentication to
- * finish with {@link completeSiteSelection}. Wrong email, wrong password and no profile here all look the same.
+ * finish with {@link completeSiteSelection}. Wrong email, wrong password, no profile here and a password another
+ * site's staff chose all look the same.
  * @throws DomainError 401 INVALID_CREDENTIALS
  */
 export async function signIn(
@@ -50,13 +51,17 @@ export async function signIn(
   const user = await em.findOne(UserSchema, { email: email.toLowerCase(), isActive: true, isServiceAccount: false });
   const valid = await verifyPassword(user?.passwordHash, password);
   if (!user || !valid) throw invalidCredentials();
-  if (siteId === null && user.isPlatformOperator) {
+  // A password a site's staff chose signs in on that site only (migration 0039): not on another site's host, and on
+  // the platform host it offers that site's profiles alone.
+  const setBy = user.passwordSetBySiteId;
+  if (setBy !== null && siteId !== null && setBy !== siteId) throw invalidCredentials();
+  if (siteId === null && user.isPlatformOperator && setBy === null) {
     return { kind: 'session', session: await issueSession(em, settings, user, null) };
   }
   await switchTenant(em, { siteId, userId: user.id });
   const profiles = await em.find(
     UserProfileSchema,
-    { userId: user.id, isActive: true, ...(siteId ? { siteId } : {}) },
+    { userId: user.id, isActive: true, ...((siteId ?? setBy) ? { siteId: siteId ?? setBy! } : {}) },
     { filters: { site: false }, orderBy: { createdAt: 'asc' } },
   );
   if (profiles.length === 0) throw invalidCredentials();

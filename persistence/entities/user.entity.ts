@@ -9,6 +9,8 @@ export const UserSchema = defineEntity({
     id: p.string().primary(),
     email: p.string().unique(),
     passwordHash: p.string().nullable(),
+    /** The site whose staff set the password (null: the user themself, or the platform). See migration 0039. */
+    passwordSetBySiteId: p.string().nullable(),
     firstName: p.string().nullable(),
     lastName: p.string().nullable(),
     displayName: p.string().nullable(),

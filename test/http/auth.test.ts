@@ -185,10 +185,11 @@ describe('deactivating a profile', () => {
     const both = { email: 'two-sites@example.com', password: 'two-sites-password' };
     const created = await sites.acme.as.admin.post<{ data: { id: string } }>('/api/user', { ...both, role: 'dispatcher', first_name: 'Tess' });
     expect(created.status).toBe(201);
-    // The same account joins globex (the platform adds the profile).
+    // The same account joins globex (the platform adds the profile, and sets a password of its own: one that acme's
+    // staff chose signs in on acme only).
     const operator = await createOperator(sites.server, `op-two-${Date.now()}@platform.example`);
     const platform = sites.server.client(null).as({ accessToken: (await signIn(sites.server.client(null), operator.email, operator.password)).access_token });
-    expect((await platform.put('/api/user', { id: created.body.data.id, role: 'dispatcher', site_id: sites.globex.site.id })).status).toBe(200);
+    expect((await platform.put('/api/user', { id: created.body.data.id, role: 'dispatcher', site_id: sites.globex.site.id, password: both.password })).status).toBe(200);
     const onGlobex = await signIn(sites.server.client('globex'), both.email, both.password);
     const onAcme = await signIn(sites.server.client('acme'), both.email, both.password);
     expect((await sites.acme.as.admin.put('/api/user', { id: created.body.data.id, is_active: false })).status).toBe(200);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOperator, sessionClient, signIn as signInTo, type SiteFixture } from '../support/fixtures.ts';
+import { MailMessageSchema } from '../../persistence/entities/mail-message.entity.ts';
+import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -118,6 +120,26 @@ describe('customers', () => {
     const operator = await createOperator(sites.server);
     const refusedOperator = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: operator.email });
     expect([refusedOperator.status, refusedOperator.body.code]).toEqual([409, 'EMAIL_TAKEN']);
+  });
+
+  it("a password one site's staff chose signs in there only, not on a site that takes the same person on later", async () => {
+    const email = 'shared-shopper@example.com';
+    await addCustomer(sites.acme, { email, password: 'chosen-by-acme-staff' });
+    await addCustomer(sites.globex, { email });
+    const signIn = (site: string | null, password: string) => sites.server.client(site).post<{ code?: string; data?: { type: string; profiles?: { subdomain: string }[] } }>('/api/auth/signin', { email, password });
+    expect((await signIn('acme', 'chosen-by-acme-staff')).status).toBe(200);
+    const onGlobex = await signIn('globex', 'chosen-by-acme-staff');
+    expect([onGlobex.status, onGlobex.body.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    // The platform host offers acme's profile alone.
+    const platform = await signIn(null, 'chosen-by-acme-staff');
+    expect(platform.body.data?.profiles?.map((p) => p.subdomain)).toEqual(['acme']);
+    // A password the person sets themself (a reset link) signs in everywhere they belong.
+    expect((await sites.server.client('globex').post('/api/auth/password/reset', { email })).status).toBe(202);
+    const mail = await inTenantScope(sites.server.services.db.orm, { siteId: sites.globex.site.id }, (em) => em.find(MailMessageSchema, { recipient: email }));
+    const token = /dtk_[A-Za-z0-9_-]+/.exec(mail.at(-1)!.body)![0];
+    expect((await sites.server.client('globex').post('/api/auth/password/confirm', { token, new_password: 'my-own-password' })).status).toBe(200);
+    expect((await signIn('globex', 'my-own-password')).status).toBe(200);
+    expect((await signIn('acme', 'my-own-password')).status).toBe(200);
   });
 
   it("never lets the customer endpoints change the account of this site's own staff (a dispatcher taking over the admin)", async () => {
