@@ -46,8 +46,9 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   if (patch.custom_fields !== undefined) job.customFields = resolveCustomFields(await loadDefinitions(em, 'job'), job.customFields ?? {}, patch.custom_fields);
   applyPatch(job, patch, JOB_FIELDS);
   if (patch.option_ids !== undefined) {
-    await assertOptions(em, patch.option_ids);
-    job.optionIds = patch.option_ids;
+    const optionIds = patch.option_ids ?? [];
+    await assertOptions(em, optionIds);
+    job.optionIds = optionIds;
   }
   if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;
   for (const [index, stopPatch] of (patch.stops ?? []).entries()) {
