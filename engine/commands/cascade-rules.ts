@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error.ts';
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
-import { afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
+import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
 import { applyKnownIfAllowed, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
@@ -44,6 +44,14 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
       }
     }
   }
+}
+
+/**
+ * The rules for a job leaving its route outside a move (an unassigned job deleted), as the system: the route records
+ * it, and completes or is cancelled when every job left on it has ended (see `afterJobLeavesRoute`).
+ */
+export async function releaseJobFromRoute(scope: CommandScope, jobId: string): Promise<void> {
+  await afterJobLeavesRoute({ ...scope, actor: { ...scope.actor, role: 'system' } }, jobId, cascadeMove);
 }
 
 /**

@@ -25,16 +25,19 @@ export function loadDefinitions(em: EntityManager, entityType: CustomFieldEntity
  * The values an entity holds after a create (`current` null) or an update, checked against the site's definitions:
  * each key must name an active definition, each value must fit its data type (a select's value one of its options,
  * a date `YYYY-MM-DD`), and on create every required active field must have a value. On update, supplied keys change,
- * omitted keys stay, and `null` removes a value (refused for a required field). Pure: nothing is read or written.
+ * omitted keys stay, and `null` removes a value (refused for a required field); `input` null removes every value, the
+ * values of deactivated fields too (refused while an active field is required, which `{key: null}` could not clear
+ * either). Pure: nothing is read or written.
  * @throws DomainError 400 naming `<prefix>.<key>`: UNKNOWN_CUSTOM_FIELD, CUSTOM_FIELD_INACTIVE, INVALID_CUSTOM_FIELD
  *   (wrong type), INVALID_OPTION, CUSTOM_FIELD_REQUIRED
  */
 export function resolveCustomFields(
   definitions: readonly FieldRule[],
   current: CustomFieldValues | null,
-  input: CustomFieldInput | undefined,
+  input: CustomFieldInput | null | undefined,
   prefix = 'custom_fields',
 ): CustomFieldValues {
+  if (input === null) return withoutValues(definitions, prefix);
   const values: CustomFieldValues = { ...current };
   for (const [key, value] of Object.entries(input ?? {})) {
     const field = `${prefix}.${key}`;
@@ -118,4 +121,10 @@ function checkValue(definition: FieldRule, value: unknown, field: string): strin
       return value;
     }
   }
+}
+
+function withoutValues(definitions: readonly FieldRule[], prefix: string): CustomFieldValues {
+  const required = definitions.find((d) => d.isActive && d.isRequired);
+  if (required) throw DomainError.invalid('CUSTOM_FIELD_REQUIRED', `The custom field ${required.key} is required`, `${prefix}.${required.key}`);
+  return {};
 }

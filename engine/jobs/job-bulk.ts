@@ -1,6 +1,7 @@
 import { recordAudit } from '../../persistence/audit.ts';
 import { StopSchema } from '../../persistence/entities/stop.entity.ts';
 import { appendOutbox } from '../../persistence/outbox.ts';
+import { releaseJobFromRoute } from '../commands/cascade-rules.ts';
 import { activeValues, loadDefinitions } from '../customfields/custom-field-values.ts';
 import { eachId, type BulkResult, type EachIdOptions } from '../bulk-outcomes.ts';
 import { DomainError } from '../domain-error.ts';
@@ -31,7 +32,10 @@ export function bulkCancel(engine: Engine, ctx: CommandContext, ids: string[], n
   );
 }
 
-/** Soft-deletes jobs that are not being worked (unassigned, completed or cancelled); their rows stay for the audit. */
+/**
+ * Soft-deletes jobs that are not being worked (unassigned, completed or cancelled); their rows stay for the audit. An
+ * unassigned job on a route leaves it first, as a returned job does, in the same transaction.
+ */
 export function bulkDelete(engine: Engine, ctx: CommandContext, ids: string[], onInternalError: OnInternalError): Promise<BulkResult<string>> {
   return eachId(ids, (id) =>
     engine.command(ctx, `job:${id}`, async (scope) => {
@@ -40,6 +44,13 @@ export function bulkDelete(engine: Engine, ctx: CommandContext, ids: string[], o
         throw DomainError.conflict('JOB_ACTIVE', `Job ${id} is ${job.phase}: cancel or return it before deleting`);
       }
       const before = await jobDetail(scope.em, scope.actor, job);
+      // Left on its route, its stops stayed in the route's order and the route, its other jobs done, stayed in progress
+      // for good. A completed or cancelled job no longer holds its route open: it is left as it was.
+      if (job.routeId && job.phase === 'unassigned') {
+        await releaseJobFromRoute(scope, id);
+        // The release wrote the job's row with SQL (route_id, version): the entity must hold that version.
+        await scope.em.refresh(job);
+      }
       job.deletedAt = scope.clock.now();
       await scope.em.flush();
       recordAudit(scope.em, scope.actor, { siteId: scope.siteId, action: 'delete', entityType: 'Job', entityId: id, before, after: null });

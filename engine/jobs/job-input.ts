@@ -66,7 +66,7 @@ export type StopUpdate = AddressTextUpdate & {
   customer_notes?: string | null;
   driver_notes?: string | null;
   internal_notes?: string | null;
-  custom_fields?: CustomFieldInput;
+  custom_fields?: CustomFieldInput | null;
 };
 
 export type JobUpdate = {
@@ -75,8 +75,8 @@ export type JobUpdate = {
   driver_notes?: string | null;
   internal_notes?: string | null;
   payment_method?: string | null;
-  option_ids?: string[];
-  custom_fields?: CustomFieldInput;
+  option_ids?: string[] | null;
+  custom_fields?: CustomFieldInput | null;
   stops?: StopUpdate[];
   /** Staff only: a stop may move to an address in a banned zone (ignored for customers, who are always refused). */
   override_zone_restriction?: boolean;

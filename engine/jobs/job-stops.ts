@@ -9,19 +9,23 @@ import { newId } from '../../persistence/ids.ts';
 import { addressAuditSnapshot, addressRow } from '../admin/address.service.ts';
 import { addressHiddenFrom } from '../admin/address-visibility.ts';
 import { DomainError } from '../domain-error.ts';
-import type { JobActor, StopInput } from './job-input.ts';
+import { isStaff, type JobActor, type StopInput } from './job-input.ts';
 
 /**
  * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
- * inline address with a point; a time window must end after it starts; orders must be distinct.
+ * inline address with a point; a time window must end after it starts; orders must be distinct. Only staff write a
+ * stop's internal notes, as in a job update.
  * @returns the addresses the stops name by `address_id`, by id
- * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address
+ * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address, 403 FORBIDDEN_FIELD
+ *   naming `stops.<n>.internal_notes` for a customer's
  */
 export async function validateStops(em: EntityManager, stops: StopInput[], actor: JobActor): Promise<Map<string, Address>> {
   const orders = new Set<number>();
   const addresses = new Map<string, Address>();
   for (const [index, stop] of stops.entries()) {
     const field = (name: string) => `stops.${index}.${name}`;
+    // Staff read internal notes as their own: a customer's would pass for the office's word (and they never see them).
+    if (!isStaff(actor.role) && stop.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', field('internal_notes'));
     if (stop.address_id) {
       const address = await em.findOne(AddressSchema, { id: stop.address_id });
       // A customer naming another person's address would see it in their job's answer: absent to them.

@@ -46,8 +46,9 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   if (patch.custom_fields !== undefined) job.customFields = resolveCustomFields(await loadDefinitions(em, 'job'), job.customFields ?? {}, patch.custom_fields);
   applyPatch(job, patch, JOB_FIELDS);
   if (patch.option_ids !== undefined) {
-    await assertOptions(em, patch.option_ids);
-    job.optionIds = patch.option_ids;
+    const optionIds = patch.option_ids ?? [];
+    await assertOptions(em, optionIds);
+    job.optionIds = optionIds;
   }
   if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;
   for (const [index, stopPatch] of (patch.stops ?? []).entries()) {
@@ -80,7 +81,10 @@ export async function updateStopFields(scope: CommandScope, jobId: string | null
   if (text) stop.addressId = (await rewordedAddress(scope, stop.addressId, text)).id;
   if (patch.address_id && patch.address_id !== stop.addressId) {
     await lockAddress(em, patch.address_id);
-    const [address] = await em.execute<{ lat: number; lng: number }[]>('select lat, lng from address where id = ?', [patch.address_id]);
+    // Through the ORM's site filter (this site's address or a global one), as a create looks it up: on PGlite no
+    // row-level security hides another site's, and a plain SQL read found it. `refresh`: read after the lock, not a
+    // copy this command loaded before it (a job update's before-view loads its stops' addresses).
+    const address = await em.findOne(AddressSchema, { id: patch.address_id }, { refresh: true });
     if (!address || (await addressHiddenFrom(em, actor, patch.address_id))) throw new DomainError(404, 'NOT_FOUND', `Address ${patch.address_id} not found`, field('address_id'));
     const place = { stopIndex: stop.sortOrder, lat: Number(address.lat), lng: Number(address.lng) };
     const overridden = await enforceBannedZonesAt(em, scope.siteId, actor.role, place, override, field('address_id'));

@@ -65,11 +65,21 @@ export async function afterRouteMove(scope: CommandScope, applied: Applied, move
   }
 }
 
+/**
+ * A job taken off its route without a move of its own (an unassigned job deleted): the route records it (version,
+ * audit, `route:update`) as it records a returned job, and completes, or is cancelled, when every job left on it has
+ * ended: that job may have been the last one holding it open.
+ */
+export async function afterJobLeavesRoute(scope: CommandScope, jobId: string, move: CascadeMove): Promise<void> {
+  const routeId = await removeJobFromRoute(scope, jobId);
+  if (routeId) await completeWhenJobsDone(scope, null, routeId, move);
+}
+
 const write = (scope: CommandScope, sql: string, params: unknown[]): Promise<void> => sendWithNext(scope.em, sql, params);
 
-async function completeWhenJobsDone(scope: CommandScope, applied: Applied, routeId: string, move: CascadeMove): Promise<void> {
+async function completeWhenJobsDone(scope: CommandScope, applied: Applied | null, routeId: string, move: CascadeMove): Promise<void> {
   // The stop move's reads tell the route and its jobs' phases; otherwise they are read.
-  const known = knownRoute(scope, applied, routeId);
+  const known = applied ? knownRoute(scope, applied, routeId) : undefined;
   const route = known ? routeFromRow(known.route) : await findRoute(scope, routeId);
   if (!route || TERMINAL_PHASES.has(route.phase)) return;
   const phases = await jobPhasesAfter(scope, routeId, known?.phases);

@@ -134,10 +134,12 @@ export async function joinRouteWithDriver(
   return { jobRow, route: await writeRouteChange(scope, route, {}, 'add_job', { after: { added_job_id: job.id } }), inserted };
 }
 
-/** Removes the job and its stops from its route (no-op if none). */
-export async function removeJobFromRoute(scope: CommandScope, jobId: string): Promise<void> {
+/** Removes the job and its stops from its route (no-op if none), which records it. @returns the route it left, if any */
+export async function removeJobFromRoute(scope: CommandScope, jobId: string): Promise<string | null> {
   const job = await loadRouteJob(scope, jobId);
-  if (job.route_id) await detachJob(scope, job, { recordOn: job.route_id });
+  const routeId = job.route_id;
+  if (routeId) await detachJob(scope, job, { recordOn: routeId });
+  return routeId;
 }
 
 /** Sets the route's driver and vehicle (dispatch of a whole route). 409 if the route is completed/cancelled. */

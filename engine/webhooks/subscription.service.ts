@@ -14,8 +14,8 @@ export type WebhookSubscriptionInput = {
   description?: string;
 };
 
-/** Absent fields stay; `secret_key: ''` removes the secret; `description: null` clears it. */
-export type WebhookSubscriptionPatch = Partial<Omit<WebhookSubscriptionInput, 'description'>> & { description?: string | null };
+/** Absent fields stay; `secret_key: ''` or `null` removes the secret; `description: null` clears it. */
+export type WebhookSubscriptionPatch = Partial<Omit<WebhookSubscriptionInput, 'description' | 'secret_key'>> & { secret_key?: string | null; description?: string | null };
 
 export type SubscriptionContext = {
   actor: AuditActor;
@@ -130,9 +130,9 @@ export function webhookAuditView(s: WebhookSubscription): Record<string, unknown
   };
 }
 
-/** `''` means no secret (the spec's "empty string removes it"). */
-function readSecret(value: string | undefined): string | null {
-  if (value === undefined || value === '') return null;
+/** `''` means no secret (the spec's "empty string removes it"), and so does `null` (an update's three-state clear). */
+function readSecret(value: string | null | undefined): string | null {
+  if (value === undefined || value === null || value === '') return null;
   if (value.length < MIN_SECRET_LENGTH) {
     throw DomainError.invalid('WEBHOOK_SECRET_TOO_SHORT', `secret_key needs at least ${MIN_SECRET_LENGTH} characters`, 'secret_key');
   }

@@ -1,6 +1,5 @@
 import { readVisibleJobDetail, readVisibleStop } from '../../engine/jobs/job-detail-row.ts';
-import { findVisibleStop } from '../../engine/jobs/job-detail.ts';
-import { updateStopFields } from '../../engine/jobs/job-update.ts';
+import { updateStop } from '../../engine/jobs/stop-update.ts';
 import { defineOperation } from '../operation.ts';
 import { DataResponse, IdQuery } from '../schemas/common.schema.ts';
 import { JobResponse, StopPutBody, StopResponse, StopStateBody } from '../schemas/job.schema.ts';
@@ -32,12 +31,8 @@ export const stopOperations = [
     response: DataResponse(StopResponse),
     handler: async (ctx) => {
       const command = commandContext(ctx);
-      await ctx.services.engine.command(command, `stop:${ctx.body.id}`, async (scope) => {
-        await findVisibleStop(scope.em, scope.actor, ctx.body.id);
-        const { override_zone_restriction: override, ...patch } = ctx.body;
-        await updateStopFields(scope, null, patch, null, override === true);
-        await scope.em.flush();
-      });
+      const { override_zone_restriction: override, ...patch } = ctx.body;
+      await ctx.services.engine.command(command, `stop:${ctx.body.id}`, (scope) => updateStop(scope, patch, override === true));
       return { data: await readVisibleStop(...siteReads(ctx), ctx.body.id) };
     },
   }),

@@ -74,7 +74,7 @@ export const webhookOperations = [
     id: 'webhook.update',
     method: 'PUT',
     path: '/webhook',
-    summary: 'Update a webhook subscription: omitted fields stay; secret_key "" removes the secret; is_active true reactivates',
+    summary: 'Update a webhook subscription: omitted fields stay; secret_key "" or null removes the secret; is_active true reactivates',
     tag: 'Webhooks',
     access: 'webhook.manage',
     host: 'site',

@@ -20,7 +20,7 @@ export const Timestamp = Type.String({ format: 'date-time' });
 /** One failed item of a bulk call (the spec's `failed` part): its id, the error and its code. */
 export const BulkFailure = Type.Object({ id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
 
-/** Optional nullable string: the three-state field of PATCH-like updates (value sets, null clears, absent keeps). */
+/** Optional and nullable: the three-state field of PATCH-like updates (value sets, null clears, absent keeps). */
 export function Clearable<T extends TSchema>(schema: T) {
   return Type.Optional(Type.Union([schema, Type.Null()]));
 }

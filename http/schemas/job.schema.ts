@@ -71,7 +71,7 @@ const StopUpdate = Type.Object(
     customer_notes: Clearable(Text(2000)),
     driver_notes: Clearable(Text(2000)),
     internal_notes: Clearable(Text(2000)),
-    custom_fields: Type.Optional(CustomFieldValuesBody),
+    custom_fields: Clearable(CustomFieldValuesBody),
   },
   { additionalProperties: false },
 );
@@ -82,8 +82,8 @@ const jobUpdateFields = {
   driver_notes: Clearable(Text(2000)),
   internal_notes: Clearable(Text(2000)),
   payment_method: Clearable(Type.String({ minLength: 1, maxLength: 50 })),
-  option_ids: Type.Optional(Type.Array(Id, { maxItems: 50 })),
-  custom_fields: Type.Optional(CustomFieldValuesBody),
+  option_ids: Clearable(Type.Array(Id, { maxItems: 50 })),
+  custom_fields: Clearable(CustomFieldValuesBody),
   stops: Type.Optional(Type.Array(StopUpdate, { maxItems: MAX_STOPS_PER_JOB })),
   override_zone_restriction: Type.Optional(Type.Boolean({ description: 'staff only: a stop may move into a banned zone; customers are always refused' })),
 };

@@ -51,7 +51,7 @@ export const UpdateWebhookBody = Type.Object(
   {
     url: Type.Optional(Url),
     events: Type.Optional(Events),
-    secret_key: Type.Optional(Type.String({ maxLength: 256, description: 'omit to keep, a new value replaces, "" removes' })),
+    secret_key: Clearable(Type.String({ maxLength: 256, description: 'omit to keep, a new value replaces, "" or null removes' })),
     is_active: Type.Optional(Type.Boolean({ description: 'true reactivates a deactivated subscription; missed events are not replayed' })),
     description: Clearable(Description),
   },

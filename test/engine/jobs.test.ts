@@ -56,8 +56,9 @@ describe('creating jobs', () => {
       em.execute<{ payload: { data: unknown } }[]>(`select payload from outbox where entity_id = ? and event = 'job:create'`, [created.body.data.id]),
     );
     expect(event!.payload.data).toEqual(created.body.data);
-    // A customer names no other customer's address (it would show them that person's place): theirs is inline.
-    const ownStops = [{ ...stops[0], address_id: undefined, street_address: '10 Rue de Rivoli', city: 'Paris', point: { lat: 48.8556, lng: 2.3522 } }, stops[1]];
+    // A customer names no other customer's address (it would show them that person's place): theirs is inline; nor
+    // writes internal notes (staff's own).
+    const ownStops = [{ ...stops[0], address_id: undefined, street_address: '10 Rue de Rivoli', city: 'Paris', point: { lat: 48.8556, lng: 2.3522 } }, { ...stops[1], internal_notes: undefined }];
     const own = await acme.as.customer.post<{ data: JobBody }>('/api/job', jobRequest({ customer_email: undefined, stops: ownStops }));
     expect(own.status).toBe(201);
     expect(own.body.data).toEqual((await acme.as.customer.get<{ data: JobBody }>(`/api/job/${own.body.data.id}`)).body.data);

@@ -77,6 +77,13 @@ describe('webhook subscriptions', () => {
     }
   });
 
+  it('removes the secret with secret_key null as with an empty string: an update\'s null clears the field', async () => {
+    const { id } = (await create(sites.acme, { url: PUBLIC_URL, events: ['*'], secret_key: SECRET })).body.data;
+    const cleared = await sites.acme.as.admin.put<One<Webhook>>(`/api/webhook?id=${id}`, { secret_key: null });
+    expect([cleared.status, cleared.body.data?.has_secret]).toEqual([200, false]);
+    expect((await subscription(id)).secretCiphertext).toBeNull();
+  });
+
   it('refuses a secret shorter than 16 characters, naming secret_key', async () => {
     const response = await sites.acme.as.admin.post<ErrorBody>('/api/webhook', { url: PUBLIC_URL, events: ['*'], secret_key: 'short' });
     expect(response.status).toBe(400);
