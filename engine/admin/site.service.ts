@@ -59,6 +59,7 @@ export async function createSite(em: EntityManager, actor: AuditActor, input: Si
   }
   await assertSubdomainFree(em, input.subdomain);
   assertTimezone(input.timezone);
+  if (input.address_id) await assertSiteAddress(em, null, input.address_id);
   const site = em.create(SiteSchema, {
     id: newId('site'),
     organizationId: organization.id,
@@ -101,6 +102,7 @@ export async function updateSite(
   const site = await getSite(em, patch.id);
   if (typeof patch.subdomain === 'string' && patch.subdomain !== site.subdomain) await assertSubdomainFree(em, patch.subdomain);
   assertTimezone(patch.timezone as string | undefined);
+  if (typeof patch.address_id === 'string' && patch.address_id !== site.addressId) await assertSiteAddress(em, site.id, patch.address_id);
   const before = auditSnapshot(site);
   applyPatch(site, patch, UPDATABLE);
   recordAudit(em, actor, { siteId: auditSiteId, action: 'update', entityType: 'Site', entityId: site.id, before, after: auditSnapshot(site) });
@@ -137,4 +139,14 @@ function assertTimezone(timezone: string | undefined): void {
   if (timezone !== undefined && !TIMEZONES.has(timezone)) {
     throw DomainError.invalid('INVALID_TIMEZONE', `${timezone} is not an IANA time zone`, 'timezone');
   }
+}
+
+/**
+ * A site's own address is one of its addresses or a global one (a new site has none of its own yet): not another
+ * site's, whose customer would then find their own address "in use" and could not change it.
+ * @throws DomainError 404 naming address_id
+ */
+async function assertSiteAddress(em: EntityManager, siteId: string | null, addressId: string): Promise<void> {
+  const [found] = await em.execute('select 1 from address where id = ? and (site_id is null or site_id = ?)', [addressId, siteId]);
+  if (!found) throw new DomainError(404, 'NOT_FOUND', `Address ${addressId} not found`, 'address_id');
 }

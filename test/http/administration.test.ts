@@ -88,6 +88,21 @@ describe('organizations and sites (platform operator)', () => {
   });
 });
 
+describe("a site's address", () => {
+  it("is one of its own or a global one, never another site's (404, nothing changed)", async () => {
+    const other = await createSiteFixture(server, 'addressed');
+    const body = { street_address: '1 Rue de la Paix', city: 'Paris', point: { lat: 48.869, lng: 2.331 } };
+    const theirs = await acme.as.admin.post<One<{ id: string }>>('/api/address', body);
+    expect(theirs.status).toBe(201);
+    const mine = await other.as.admin.post<One<{ id: string }>>('/api/address', body);
+    for (const as of [other.as.admin, operator]) {
+      const refused = await as.put<{ code: string; fields: { field: string }[] }>('/api/site', { id: other.site.id, address_id: theirs.body.data.id });
+      expect([refused.status, refused.body.fields[0]!.field]).toEqual([404, 'address_id']);
+    }
+    expect((await other.as.admin.put('/api/site', { id: other.site.id, address_id: mine.body.data.id })).status).toBe(200);
+  });
+});
+
 describe('API keys', () => {
   it('acts with its role and stops working the moment it is revoked', async () => {
     const created = await acme.as.admin.post<One<{ id: string; api_key: string }>>('/api/application', { name: 'integration', role: 'dispatcher' });
