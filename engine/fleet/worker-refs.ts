@@ -13,17 +13,18 @@ const CHECKS = [
 
 /**
  * Checks that every vehicle, team and zone id given exists on the transaction's site, in one statement. It runs plain
- * SQL inside the tenant transaction, so row-level security hides other sites' rows and their ids read as missing.
+ * SQL inside the tenant transaction and names the site too (row-level security is not enforced on PGlite), so other
+ * sites' ids read as missing.
  * @throws DomainError 404 NOT_FOUND naming the first field (vehicle, team, zone) with missing ids, and those ids
  */
-export async function assertWorkerReferences(em: EntityManager, refs: WorkerReferences): Promise<void> {
+export async function assertWorkerReferences(em: EntityManager, siteId: string, refs: WorkerReferences): Promise<void> {
   const asked = CHECKS.map((check) => {
     const value = refs[check.field];
     return { check, ids: [...new Set(value === null || value === undefined ? [] : Array.isArray(value) ? value : [value])] };
   }).filter((entry) => entry.ids.length > 0);
   if (asked.length === 0) return;
-  const sql = asked.map(({ check, ids }) => `select '${check.field}' as field, id from ${check.table} where id in (${ids.map(() => '?').join(', ')})`).join(' union all ');
-  const rows = await em.execute<{ field: string; id: string }[]>(sql, asked.flatMap((entry) => entry.ids));
+  const sql = asked.map(({ check, ids }) => `select '${check.field}' as field, id from ${check.table} where site_id = ? and id in (${ids.map(() => '?').join(', ')})`).join(' union all ');
+  const rows = await em.execute<{ field: string; id: string }[]>(sql, asked.flatMap((entry) => [siteId, ...entry.ids]));
   for (const { check, ids } of asked) {
     const found = new Set(rows.filter((r) => r.field === check.field).map((r) => r.id));
     const missing = ids.filter((id) => !found.has(id));

@@ -61,7 +61,7 @@ export async function createWorker(em: EntityManager, actor: AuditActor, siteId:
     throw DomainError.invalid('USER_AMBIGUOUS', `give user_id or the new user's fields (${inline.join(', ')}), not both`, 'user_id');
   }
   if (!input.user_id && !input.email) throw DomainError.invalid('USER_REQUIRED', 'user_id or email is required', 'user_id');
-  await assertWorkerReferences(em, input);
+  await assertWorkerReferences(em, siteId, input);
   const customFields = resolveCustomFields(await loadDefinitions(em, 'worker'), null, input.custom_fields);
   const user = input.user_id ? await activeDriver(em, siteId, input.user_id) : await newDriver(em, actor, siteId, input);
   // A user created just now is nobody's worker yet.
@@ -105,7 +105,7 @@ export async function updateWorker(
   patch: { id: string; default_vehicle_id?: string | null; team_ids?: string[] | null; zone_ids?: string[] | null; custom_fields?: CustomFieldInput } & Record<string, unknown>,
 ): Promise<WorkerView> {
   const view = await getWorker(em, patch.id);
-  await assertWorkerReferences(em, patch);
+  await assertWorkerReferences(em, siteId, patch);
   const customFields = patch.custom_fields === undefined ? undefined : resolveCustomFields(await loadDefinitions(em, 'worker'), view.worker.customFields ?? {}, patch.custom_fields);
   const before = auditSnapshot(view.worker);
   applyPatch(view.worker, patch, UPDATABLE);

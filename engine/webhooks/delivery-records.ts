@@ -27,7 +27,7 @@ export async function settleAndRead(orm: MikroORM, siteId: string, requests: Led
     else reads.push(request.read);
   }
   const rows = await inTenantRoundTrip<TargetRow>(orm, siteId, () =>
-    [...(records.length > 0 ? [insertAttempts(records)] : []), ...(reads.length > 0 ? [readTargets(reads)] : [])].join(';\n'),
+    [...(records.length > 0 ? [insertAttempts(records)] : []), ...(reads.length > 0 ? [readTargets(siteId, reads)] : [])].join(';\n'),
   );
   let next = 0;
   return requests.map((request) => {
@@ -62,12 +62,13 @@ type TargetRow = {
 };
 
 /**
- * The read of the subscriptions of a batch of deliveries of one site (one row per request, in request order). A switch-off after `since` is found in the audit log,
+ * The read of the subscriptions of a batch of deliveries of one site (one row per request, in request order; a
+ * subscription of another site is not found, as where row-level security is not enforced: PGlite). A switch-off after `since` is found in the audit log,
  * which records every one (delivery's deactivations and the API's `is_active: false`) even when the subscription was
  * reactivated since (reactivation clears `deactivated_at`); the log is read only for rows updated after `since`,
  * which a delivery seldom meets.
  */
-function readTargets(requests: TargetRequest[]): string {
+function readTargets(siteId: string, requests: TargetRequest[]): string {
   const items = requests.map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, since: r.since, rerun: r.rerun }));
   return `select s.id is not null as found, s.url, s.secret_ciphertext, s.is_active, s.deactivation_reason,
          (q.since is not null and s.updated_at > q.since and exists (
@@ -80,7 +81,7 @@ function readTargets(requests: TargetRequest[]): string {
        from (select r.ord, r.item->>'subscription_id' as subscription_id, r.item->>'event_id' as event_id,
                (r.item->>'since')::timestamptz as since, (r.item->>'rerun')::boolean as rerun
              from jsonb_array_elements(${jsonLiteral(items)}) with ordinality as r(item, ord)) q
-       left join webhook_subscription s on s.id = q.subscription_id
+       left join webhook_subscription s on s.id = q.subscription_id and s.site_id = (${jsonLiteral(siteId)} #>> '{}')
        order by q.ord`;
 }
 
