@@ -129,8 +129,10 @@ export async function searchCustomers(
 }
 
 async function activeCustomer(em: EntityManager, siteId: string, userId: string): Promise<User> {
-  const user = await em.findOne(UserSchema, { id: userId, isActive: true, isServiceAccount: false });
-  const profile = user ? await em.findOne(UserProfileSchema, { siteId, userId, role: 'customer', isActive: true }) : null;
+  const user = await em.findOne(UserSchema, { id: userId, isServiceAccount: false });
+  const profile = user ? await em.findOne(UserProfileSchema, { siteId, userId, role: 'customer' }) : null;
   if (!user || !profile) throw new DomainError(404, 'NOT_FOUND', `Customer ${userId} not found`, 'customer_user_id');
+  // A customer GET /customer reports as inactive is that, not missing: as a job naming them by email is told.
+  if (!user.isActive || !profile.isActive) throw new DomainError(409, 'CUSTOMER_INACTIVE', `Customer ${userId} is deactivated`, 'customer_user_id');
   return user;
 }

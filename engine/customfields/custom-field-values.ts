@@ -43,11 +43,16 @@ export function resolveCustomFields(
     const field = `${prefix}.${key}`;
     const definition = definitions.find((d) => d.key === key);
     if (!definition) throw DomainError.invalid('UNKNOWN_CUSTOM_FIELD', `No custom field ${key} is defined here`, field);
-    if (!definition.isActive) throw DomainError.invalid('CUSTOM_FIELD_INACTIVE', `The custom field ${key} is deactivated`, field);
+    // A deactivated field's stored value may still be removed, or sent back as it was (what GET answered): only a
+    // new value is refused. A required field that was deactivated no longer binds.
     if (value === null || value === undefined || value === '') {
-      if (definition.isRequired) throw DomainError.invalid('CUSTOM_FIELD_REQUIRED', `The custom field ${key} is required`, field);
+      if (definition.isActive && definition.isRequired) throw DomainError.invalid('CUSTOM_FIELD_REQUIRED', `The custom field ${key} is required`, field);
       delete values[key];
       continue;
+    }
+    if (!definition.isActive) {
+      if (JSON.stringify(current?.[key]) === JSON.stringify(value)) continue;
+      throw DomainError.invalid('CUSTOM_FIELD_INACTIVE', `The custom field ${key} is deactivated`, field);
     }
     values[key] = checkValue(definition, value, field);
   }

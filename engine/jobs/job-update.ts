@@ -47,7 +47,8 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   applyPatch(job, patch, JOB_FIELDS);
   if (patch.option_ids !== undefined) {
     const optionIds = patch.option_ids ?? [];
-    await assertOptions(em, optionIds);
+    // Only options the update adds must be active: one retired since the job took it stays until it is removed.
+    await assertOptions(em, optionIds.filter((id) => !(job.optionIds ?? []).includes(id)));
     job.optionIds = optionIds;
   }
   if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;

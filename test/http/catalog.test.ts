@@ -171,7 +171,7 @@ describe('customers', () => {
     const user = await resolve(sites.acme, { email: 'leaving@example.com' });
     expect((await sites.acme.as.admin.put('/api/user', { id: user.id, is_active: false })).status).toBe(200);
     await expect(resolve(sites.acme, { email: 'leaving@example.com' })).rejects.toMatchObject({ status: 409, code: 'CUSTOMER_INACTIVE', field: 'customer_email' });
-    await expect(resolve(sites.acme, { customer_user_id: user.id })).rejects.toMatchObject({ status: 404 });
+    await expect(resolve(sites.acme, { customer_user_id: user.id })).rejects.toMatchObject({ status: 409, code: 'CUSTOMER_INACTIVE', field: 'customer_user_id' });
     const me = await sites.acme.as.customer.get<One<{ user: { id: string; email: string } }>>('/api/auth/me');
     await expect(resolve(sites.acme, { email: me.body.data.user.email })).rejects.toMatchObject({ status: 400, code: 'INVALID_EMAIL' });
     await expect(resolve(sites.acme, { customer_user_id: me.body.data.user.id })).rejects.toMatchObject({ status: 404 });

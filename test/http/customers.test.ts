@@ -142,6 +142,15 @@ describe('customers', () => {
     expect((await signIn('acme', 'my-own-password')).status).toBe(200);
   });
 
+  it('a job naming a deactivated customer by id is 409 CUSTOMER_INACTIVE, as by email: the customer exists', async () => {
+    const customer = await addCustomer(sites.acme, { email: 'paused-customer@example.com' });
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: customer.id, is_active: false })).status).toBe(200);
+    for (const naming of [{ customer_user_id: customer.id }, { customer_email: customer.email }]) {
+      const refused = await sites.acme.as.dispatcher.post<Failure>('/api/job', jobRequest({ customer_email: undefined, ...naming }));
+      expect([refused.status, refused.body.code]).toEqual([409, 'CUSTOMER_INACTIVE']);
+    }
+  });
+
   it("never lets the customer endpoints change the account of this site's own staff (a dispatcher taking over the admin)", async () => {
     const admin = { email: 'second-admin@acme.example', password: 'the-admins-own-password' };
     expect((await sites.acme.as.admin.post('/api/user', { ...admin, role: 'admin', first_name: 'Ada' })).status).toBe(201);

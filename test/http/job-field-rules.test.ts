@@ -53,3 +53,26 @@ it('PATCH /job/{id} clears options and custom field values with null (job and st
     await admin.put('/api/customfield', { id: required.body.data.id, is_active: false });
   }
 });
+
+it('a retired custom field or option never blocks a job edit: its value can be removed or sent back as it was, new ones are refused', async () => {
+  type WithValues = { id: string; option_ids: string[]; custom_fields: Record<string, unknown> };
+  const { admin, dispatcher } = site.acme.as;
+  const field = await admin.post<{ data: { id: string } }>('/api/customfield', { data_type: 'text', entity_type: 'job', key: 'old_ref', label: 'Old reference' });
+  const retired = await dispatcher.post<{ data: { id: string } }>('/api/option', { name: 'Retired extra' });
+  const current = await dispatcher.post<{ data: { id: string } }>('/api/option', { name: 'Current extra' });
+  const job = (await createJob(dispatcher, { option_ids: [retired.body.data.id], custom_fields: { old_ref: 'R-1' } })) as unknown as WithValues;
+  expect((await admin.put('/api/customfield', { id: field.body.data.id, is_active: false })).status).toBe(200);
+  expect((await admin.put('/api/option', { id: retired.body.data.id, is_active: false })).status).toBe(200);
+
+  // What GET answered, sent back with one more option: accepted.
+  const echoed = await dispatcher.send<{ data: WithValues }>('PATCH', `/api/job/${job.id}`, { option_ids: [retired.body.data.id, current.body.data.id], custom_fields: { old_ref: 'R-1' } });
+  expect(echoed.status).toBe(200);
+  expect(echoed.body.data.option_ids).toEqual([retired.body.data.id, current.body.data.id]);
+  // A new value of the retired field is refused; removing it is not.
+  expect(refusal(await dispatcher.send<Failure>('PATCH', `/api/job/${job.id}`, { custom_fields: { old_ref: 'R-2' } }))).toEqual([400, 'CUSTOM_FIELD_INACTIVE', 'custom_fields.old_ref']);
+  const removed = await dispatcher.send<{ data: WithValues }>('PATCH', `/api/job/${job.id}`, { custom_fields: { old_ref: null } });
+  expect([removed.status, removed.body.data.custom_fields]).toEqual([200, {}]);
+  // A retired option cannot be added to another job.
+  const other = (await createJob(dispatcher)) as unknown as WithValues;
+  expect((await dispatcher.send<Failure>('PATCH', `/api/job/${other.id}`, { option_ids: [retired.body.data.id] })).body.code).toBe('OPTION_INACTIVE');
+});
