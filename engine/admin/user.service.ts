@@ -135,17 +135,18 @@ function assertNotKeyAccount(user: User, scope: AdminScope, input: UpdateUserInp
 const ACCOUNT_FIELDS = ['email', 'password', 'first_name', 'last_name', 'display_name', 'phone', 'phone_country', 'home_address', 'home_address_id'] as const;
 
 /**
- * A site changes the account of a user who is its own alone (`account_beyond_site`, migration 0036): not of one who
- * also belongs to another site, nor of a platform operator or an API key's account. The user themself, and the
- * platform host, may.
+ * A site changes the account of a user whose first profile is its own (`account_owned_elsewhere`, migration 0040):
+ * not of one another site had first (a site that linked another site's admin as its customer), nor of a platform
+ * operator or an API key's account; the site that had them first still manages its own staff and customers. The
+ * user themself, and the platform host, may.
  * @throws DomainError 403 ACCOUNT_SHARED naming the first account field given
  */
 async function assertAccountOwned(em: EntityManager, actor: AuditActor, scope: AdminScope, userId: string, input: UpdateUserInput): Promise<void> {
   const field = ACCOUNT_FIELDS.find((name) => input[name] !== undefined);
   if (!field || scope.siteId === null || actor.userId === userId) return;
-  const [row] = await em.execute<{ shared: boolean }[]>('select account_beyond_site(?, ?) as shared', [userId, scope.siteId]);
+  const [row] = await em.execute<{ shared: boolean }[]>('select account_owned_elsewhere(?, ?) as shared', [userId, scope.siteId]);
   if (row?.shared) {
-    throw new DomainError(403, 'ACCOUNT_SHARED', `User ${userId} also belongs elsewhere (another site, the platform or an API key): only they, or the platform, change their account`, field);
+    throw new DomainError(403, 'ACCOUNT_SHARED', `User ${userId} belonged elsewhere first (another site, the platform or an API key): only they, that site or the platform change their account`, field);
   }
 }
 

@@ -117,6 +117,9 @@ describe('customers', () => {
     // What is this site's own (the profile) still changes; the admin still signs in with their own password.
     expect((await sites.acme.as.dispatcher.put('/api/customer', { id: linked.body.data.id, is_active: false })).status).toBe(200);
     expect((await (await sessionClient(sites.server, 'globex', admin)).get('/api/auth/me')).status).toBe(200);
+    // Globex had them first, and still manages its own staff: acme's link does not lock it out.
+    const renamed = await sites.globex.as.admin.put<{ data: { user?: { first_name: string }; first_name?: string } }>('/api/user', { id: admin.id, first_name: 'Renamed by Globex' });
+    expect(renamed.status).toBe(200);
     const operator = await createOperator(sites.server);
     const refusedOperator = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: operator.email });
     expect([refusedOperator.status, refusedOperator.body.code]).toEqual([409, 'EMAIL_TAKEN']);
