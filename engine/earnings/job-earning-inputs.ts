@@ -42,7 +42,7 @@ export async function jobEarningFacts(em: EntityManager, jobId: string): Promise
   return {
     completedAt: job.completed_at ? new Date(job.completed_at) : new Date(),
     inputs: {
-      priceCents: await jobPriceCents(em, job.service_type_id, job.option_ids),
+      priceCents: await jobPriceCents(em, jobId, job.service_type_id, job.option_ids),
       durationSeconds: jobDuration(moves.filter((m) => m.entity_id === jobId)),
       stopCount: stops.length,
       waitSeconds: stops.reduce((sum, stop) => sum + timeAtStop(moves.filter((m) => m.entity_id === stop.id)), 0),
@@ -60,11 +60,17 @@ export async function distanceOf(mapping: MappingProvider, path: PaidPath): Prom
   return (await mapping.route({ waypoints: path.waypoints, mode: path.mode })).distance_meters;
 }
 
-async function jobPriceCents(em: EntityManager, serviceTypeId: string | null, optionIds: string[]): Promise<number> {
+/**
+ * The job's price: its service type's base price and its options' prices, those in the site's currency only. A
+ * service type or option priced in another currency (its own `currency`, or the site's changed since) is left out
+ * rather than added as if it were the same money, and the earning is stamped with the site's currency.
+ */
+async function jobPriceCents(em: EntityManager, jobId: string, serviceTypeId: string | null, optionIds: string[]): Promise<number> {
   const [row] = await em.execute<{ base: string | null; extras: string | null }[]>(
-    `select (select base_price_cents from service_type where id = ?) as base,
-            (select sum(price_cents) from job_option where id = any(?::text[])) as extras`,
-    [serviceTypeId, `{${optionIds.map((id) => `"${id}"`).join(',')}}`],
+    `select (select t.base_price_cents from service_type t where t.id = ? and coalesce(t.currency, s.currency) = s.currency) as base,
+            (select sum(o.price_cents) from job_option o where o.id = any(?::text[]) and coalesce(o.currency, s.currency) = s.currency) as extras
+       from job j join site s on s.id = j.site_id where j.id = ?`,
+    [serviceTypeId, `{${optionIds.map((id) => `"${id}"`).join(',')}}`, jobId],
   );
   return Number(row?.base ?? 0) + Number(row?.extras ?? 0);
 }

@@ -36,3 +36,12 @@ it("pays in the currency's own minor unit: a yen has none, a Kuwaiti dinar has 1
   expect(dinars).toMatchObject({ currency: 'KWD', amount_cents: 2000 });
   expect(dinars.component_breakdown.map((line) => line.amount)).toEqual([1500, 500]);
 });
+
+it("counts only prices in the site's currency in the job's price: another currency's is not added as if it were the same money", async () => {
+  await payIn('EUR', { components: [{ type: 'percentage_of_job', rate: 10 }] });
+  const service = await sites.acme.as.admin.post<One<{ id: string }>>('/api/servicetype', { name: 'Euro run', base_price_cents: 5000 });
+  const dollars = await sites.acme.as.admin.post<One<{ id: string }>>('/api/option', { name: 'Dollar extra', price_cents: 1000, currency: 'USD' });
+  const euros = await sites.acme.as.admin.post<One<{ id: string }>>('/api/option', { name: 'Euro extra', price_cents: 700 });
+  const earning = await completeJob(desk, { service_type_id: service.body.data.id, option_ids: [dollars.body.data.id, euros.body.data.id] });
+  expect(earning).toMatchObject({ currency: 'EUR', job_actual_price_cents: 5700, amount_cents: 570 });
+});
