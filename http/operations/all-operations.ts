@@ -16,6 +16,7 @@ import { driverRouteOperations } from './driver-route.operations.ts';
 import { routeOperations } from './route.operations.ts';
 import { routeOptimizeOperations } from './route-optimize.operations.ts';
 import { driverOperations } from './driver.operations.ts';
+import { geocodeOperations } from './geocode.operations.ts';
 import { gisOperations } from './gis.operations.ts';
 import { driverTrackOperations } from './driver-track.operations.ts';
 import { mailboxOperations } from './mailbox.operations.ts';
@@ -81,6 +82,7 @@ export const ALL_OPERATIONS: Operation[] = [
   ...chatOperations,
   ...etaOperations,
   ...gisOperations,
+  ...geocodeOperations,
   ...dispatchOperations,
   ...dispatchRouteOperations,
   ...dispatchDriverOperations,

@@ -12,7 +12,7 @@ const sites = useTwoSites({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
 let engine: RecordedEngine;
 
 beforeAll(async () => {
-  engine = await startRecordedEngine({ '/search': { fixture: 'nominatim-search.json' } });
+  engine = await startRecordedEngine({ '/search': { fixture: 'nominatim-search.json' }, '/reverse': { fixture: 'nominatim-reverse.json' } });
 });
 afterAll(() => engine.close());
 
@@ -65,5 +65,26 @@ describe('addresses without a point', () => {
     } finally {
       engine.answer('/search', { fixture: 'nominatim-search.json' });
     }
+  });
+});
+
+describe('GET /geocode', () => {
+  it("looks an address up, or the address at a point, through the site's geocoder; 422 without one, 400 for a bad query", async () => {
+    type Matches = { data: { point: Point; label: string }[] };
+    const offline = await sites.globex.as.dispatcher.get<Failure>('/api/geocode?q=12%20Rue%20de%20Rivoli');
+    expect([offline.status, offline.body.code]).toEqual([422, 'GEOCODING_UNAVAILABLE']);
+    await sites.acme.as.admin.put('/api/integration?integration_key=nominatim', { config: { base_url: engine.baseUrl }, is_active: true });
+    const found = await sites.acme.as.customer.get<Matches>('/api/geocode?q=12%20Rue%20de%20Rivoli%2C%20Paris');
+    expect(found.status).toBe(200);
+    expect(found.body.data[0]!.point).toEqual(RIVOLI);
+    expect(engine.requests.at(-1)!.searchParams.get('q')).toBe('12 Rue de Rivoli, Paris');
+    const at = await sites.acme.as.dispatcher.get<Matches>('/api/geocode?lat=48.856&lng=2.3524');
+    expect([at.status, at.body.data.length]).toEqual([200, 1]);
+    expect(at.body.data[0]!.label).toContain('Rue de Rivoli');
+    for (const query of ['', '?q=x&lat=1&lng=2', '?lat=48.8']) {
+      const refused = await sites.acme.as.dispatcher.get<Failure>(`/api/geocode${query}`);
+      expect([refused.status, refused.body.code]).toEqual([400, 'VALIDATION_FAILED']);
+    }
+    expect((await sites.acme.as.driver.get('/api/geocode?q=x')).status).toBe(403);
   });
 });
