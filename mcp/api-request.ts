@@ -18,13 +18,21 @@ export type ApiResponse = {
   retryAfterSeconds?: number;
 };
 
-/** Why a request got no HTTP answer at all (refused connection, timeout, oversized body): not an API error. */
-export class NetworkError extends Error {}
+/**
+ * Why a request got no HTTP answer at all (refused connection, timeout, oversized body): not an API error.
+ * `sent`: the whole request went out before the answer failed to come, so the API may have carried it out.
+ */
+export class NetworkError extends Error {
+  constructor(
+    message: string,
+    readonly sent = false,
+  ) {
+    super(message);
+  }
+}
 
 export type ApiRequester = (request: ApiRequest) => Promise<ApiResponse>;
 
-/** Longest wait for a whole answer; an agent waiting forever on a hung server is worse than an error. */
-const TIMEOUT_MS = 30_000;
 /** Bodies beyond this are refused: the result store could not keep them anyway. */
 const MAX_RESPONSE_BYTES = 50 * 1024 * 1024;
 
@@ -36,7 +44,7 @@ const MAX_RESPONSE_BYTES = 50 * 1024 * 1024;
  * uses node:http rather than fetch, which forbids setting Host.
  * Rejects with NetworkError when no complete HTTP response arrives; any HTTP status resolves.
  */
-export function createApiRequester(origin: URL, apiKey: string): ApiRequester {
+export function createApiRequester(origin: URL, apiKey: string, timeoutMs: number): ApiRequester {
   const secure = origin.protocol === 'https:';
   const hostname = origin.hostname.replace(/^\[(.*)\]$/, '$1');
   const connectTo = hostname === 'localhost' || hostname.endsWith('.localhost') ? '127.0.0.1' : hostname;
@@ -55,7 +63,7 @@ export function createApiRequester(origin: URL, apiKey: string): ApiRequester {
     return new Promise<ApiResponse>((resolve, reject) => {
       const req = send(
         // servername keeps TLS certificate checks on the real name even when connecting to 127.0.0.1.
-        { host: connectTo, port, method, path, headers, timeout: TIMEOUT_MS, ...(secure ? { servername: hostname } : {}) },
+        { host: connectTo, port, method, path, headers, timeout: timeoutMs, ...(secure ? { servername: hostname } : {}) },
         (res) => {
           const chunks: Buffer[] = [];
           let bytes = 0;
@@ -75,7 +83,8 @@ export function createApiRequester(origin: URL, apiKey: string): ApiRequester {
           });
         },
       );
-      req.on('timeout', () => req.destroy(new NetworkError(`${method} ${path}: no complete answer within ${TIMEOUT_MS} ms`)));
+      // An agent waiting forever on a hung server is worse than an error; one sent in full may have been carried out.
+      req.on('timeout', () => req.destroy(new NetworkError(`${method} ${path}: no complete answer within ${timeoutMs} ms`, req.writableFinished)));
       req.on('error', (error) => reject(toNetworkError(method, path, error)));
       req.end(payload);
     });

@@ -72,7 +72,13 @@ async function callOperation(deps: ConnectorDeps, index: OperationIndex, input: 
   try {
     response = await deps.request({ method: operation.method, path: path + queryString(query), body: input.body });
   } catch (error) {
-    return toolError({ error: messageOf(error), code: error instanceof NetworkError ? 'NETWORK_ERROR' : 'REQUEST_FAILED' });
+    // A change sent in full whose answer never came may have been made: the agent must read the state back before
+    // trying again, not take it as a plain failure.
+    const unknown = error instanceof NetworkError && error.sent && operation.method !== 'GET' && operation.method !== 'HEAD';
+    return toolError({
+      error: unknown ? `${messageOf(error)}: the API may have carried it out; read the state back before retrying` : messageOf(error),
+      code: unknown ? 'OUTCOME_UNKNOWN' : error instanceof NetworkError ? 'NETWORK_ERROR' : 'REQUEST_FAILED',
+    });
   }
   if (response.status < 200 || response.status > 299) {
     const apiError = isObject(response.body) ? response.body : { body: response.body };

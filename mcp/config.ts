@@ -4,7 +4,15 @@ export type ConnectorConfig = {
   origin: URL;
   /** An application key (`dsk_...`), sent as `x-api-key`. */
   apiKey: string;
+  /** Longest wait for one whole answer (SVC_API_TIMEOUT_MS, default 120 s). */
+  timeoutMs: number;
 };
+
+/**
+ * Longer than the slowest answer the API allows itself: a bulk distribution with `optimize_routes` solves for up to
+ * 30 s (`time_budget_ms`) and then writes; a shorter wait reported a committed write as a network failure.
+ */
+const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** A configuration problem the user must fix; `main` prints it and exits non-zero. */
 export class ConfigError extends Error {}
@@ -17,7 +25,7 @@ const API_KEY_PATTERN = /^dsk_[A-Za-z0-9_-]{16,}$/;
 const IGNORABLE_PATHS = new Set(['', '/', '/api', '/api/']);
 
 /**
- * Reads SVC_API_URL and SVC_API_KEY from `env`.
+ * Reads SVC_API_URL, SVC_API_KEY and SVC_API_TIMEOUT_MS from `env`.
  * Throws ConfigError naming every missing or malformed variable (all at once, so one run shows every fix needed).
  */
 export function readConnectorConfig(env: NodeJS.ProcessEnv): ConnectorConfig {
@@ -26,8 +34,10 @@ export function readConnectorConfig(env: NodeJS.ProcessEnv): ConnectorConfig {
   const apiKey = env.SVC_API_KEY?.trim() ?? '';
   if (!apiKey) problems.push('SVC_API_KEY is not set: give an application API key of the site (dsk_...).');
   else if (!API_KEY_PATTERN.test(apiKey)) problems.push('SVC_API_KEY is malformed: expected an application key like dsk_... (base64url).');
+  const timeoutMs = env.SVC_API_TIMEOUT_MS === undefined || env.SVC_API_TIMEOUT_MS.trim() === '' ? DEFAULT_TIMEOUT_MS : Number(env.SVC_API_TIMEOUT_MS);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100) problems.push(`SVC_API_TIMEOUT_MS is malformed: expected whole milliseconds of at least 100, not ${JSON.stringify(env.SVC_API_TIMEOUT_MS)}.`);
   if (problems.length > 0 || !origin) throw new ConfigError(problems.join('\n'));
-  return { origin, apiKey };
+  return { origin, apiKey, timeoutMs };
 }
 
 function parseApiUrl(raw: string | undefined, problems: string[]): URL | undefined {

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     return;
   }
 
-  const request = createApiRequester(config.origin, config.apiKey);
+  const request = createApiRequester(config.origin, config.apiKey, config.timeoutMs);
   const loadIndex = createLazyOperationIndex(async () => {
     const response = await request({ method: 'GET', path: '/openapi.json' });
     if (response.status !== 200) throw new Error(`GET ${config.origin.origin}/openapi.json answered ${response.status}`);

@@ -8,7 +8,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Exactly how the lead's `npm run mcp` starts the connector. */
 const CONNECTOR = { command: process.execPath, args: ['--import', 'tsx', 'mcp/main.ts'] };
 
-export type ConnectorEnv = { SVC_API_URL?: string; SVC_API_KEY?: string };
+export type ConnectorEnv = { SVC_API_URL?: string; SVC_API_KEY?: string; SVC_API_TIMEOUT_MS?: string };
 
 export type ToolAnswer = { isError: boolean; data: Record<string, unknown> };
 

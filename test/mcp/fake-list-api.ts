@@ -6,7 +6,8 @@ export type FakeListApi = { port: number; requests: { path: string; headers: Inc
 /**
  * A stand-in API with one operation, `item.list` (GET /api/items), answering `{data: [...itemCount items], total}`.
  * The real API caps pages at 100 items, so this is how a result large enough for the store is produced; the
- * connector, not the API, is under test. `GET /api/items?busy=1` answers 429 with `Retry-After: 7`.
+ * connector, not the API, is under test. `GET /api/items?busy=1` answers 429 with `Retry-After: 7`; `POST /api/items`
+ * is taken and never answered.
  */
 export async function startFakeListApi(itemCount: number): Promise<FakeListApi> {
   const requests: FakeListApi['requests'] = [];
@@ -22,11 +23,20 @@ export async function startFakeListApi(itemCount: number): Promise<FakeListApi> 
           tags: ['Items'],
           responses: { '200': { description: 'all items', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
+        post: {
+          operationId: 'item.create',
+          summary: 'Create an item (this stand-in never answers)',
+          tags: ['Items'],
+          requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+          responses: { '201': { description: 'created', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
       },
     },
   };
   const server = createServer((req, res) => {
     requests.push({ path: req.url ?? '', headers: req.headers });
+    // A write the server takes and never answers (a hung handler, a connection lost after the commit).
+    if (req.method === 'POST') return;
     if (req.url === '/api/items?busy=1') {
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
       res.end(JSON.stringify({ error: 'Too many requests: retry in 7 s', code: 'RATE_LIMITED' }));

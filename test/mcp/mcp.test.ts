@@ -26,6 +26,9 @@ const CREATE_CASE = {
 };
 
 const SITE = 'mcpsite';
+
+/** A connector to the stand-in API that waits half a second for an answer. */
+const timeoutConnector = (port: number) => startConnector({ SVC_API_URL: `http://bulk.localhost:${port}`, SVC_API_KEY: site.keys.admin, SVC_API_TIMEOUT_MS: '500' });
 let server: TestServer;
 let site: SiteFixture;
 let admin: Connector;
@@ -161,6 +164,14 @@ describe('MCP connector (real process over stdio, real API)', () => {
       expect(fake.requests.filter((request) => request.path === '/openapi.json')).toHaveLength(1);
       // The *.localhost name was reached on 127.0.0.1 with the site's Host header and the key.
       expect(fake.requests.find((request) => request.path === '/api/items')?.headers).toMatchObject({ host: `bulk.localhost:${fake.port}`, 'x-api-key': site.keys.admin });
+      const lost = await timeoutConnector(fake.port);
+      try {
+        // A write sent in full with no answer may have been made: not a plain network error.
+        const unanswered = await lost.call('call_api', { operation: 'item.create', body: { name: 'x' } });
+        expect(unanswered).toMatchObject({ isError: true, data: { code: 'OUTCOME_UNKNOWN' } });
+      } finally {
+        await lost.close();
+      }
     } finally {
       await connector.close();
       await fake.close();
