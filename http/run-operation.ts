@@ -17,7 +17,7 @@ import { describeErrors, parseInput, validatorFor } from './validation.ts';
 import { wroteEvents } from '../persistence/outbox.ts';
 
 /** What h3 sent for a returned object: kept byte for byte now that the pipeline serializes itself. */
-const JSON_CONTENT_TYPE = 'application/json;charset=UTF-8';
+export const JSON_CONTENT_TYPE = 'application/json;charset=UTF-8';
 
 /** Serialized bodies of response objects served many times unchanged (see serializeOnce). */
 const serializedBodies = new WeakMap<object, string>();
