@@ -1,6 +1,7 @@
 import { H3 } from 'h3';
 import type { Services } from '../app/services.ts';
 import { mountDocsPage } from './docs-page.ts';
+import { ApiError } from './errors.ts';
 import { buildOpenApi, toOpenApi30 } from './openapi.ts';
 import type { Operation } from './operation.ts';
 import { mountRouteFallback } from './route-fallback.ts';
@@ -24,7 +25,7 @@ export function createHttpApp(services: Services, operations: Operation[]): H3 {
       return { status: 'ready', database: services.db.kind, redis: services.redis ? 'up' : 'not configured' };
     } catch {
       event.res.status = 503;
-      return { error: 'A backing service is unreachable', code: 'NOT_READY' };
+      return new ApiError(503, 'NOT_READY', 'A backing service is unreachable').toBody();
     }
   });
   app.get('/openapi.json', () => jsonResponse(openapiJson));

@@ -22,7 +22,7 @@ export function buildOpenApi(operations: Operation[], baseDomain: string): JsonO
       version: '0.1.0',
       description:
         'Multi-tenant courier and field-service dispatch. The site is the first label of the host; send exactly one ' +
-        'credential header (x-api-key or x-access-token). Errors are {error, code}.',
+        'credential header (x-api-key or x-access-token). Errors are {error, message, code} (error and message carry the same text).',
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [
