@@ -1,13 +1,16 @@
 import { H3 } from 'h3';
 import type { Services } from '../app/services.ts';
 import { mountDocsPage } from './docs-page.ts';
-import { buildOpenApi, toOpenApi30 } from './openapi.ts';
+import { ApiError } from './errors.ts';
+import { buildOpenApi } from './openapi.ts';
+import { toOpenApi30 } from './openapi-3.0.ts';
 import type { Operation } from './operation.ts';
+import { mountRouteFallback } from './route-fallback.ts';
 import { jsonResponse, runOperation } from './run-operation.ts';
 
 /**
  * The h3 application: every operation under /api, plus the OpenAPI documents, the reference page and the health
- * probes. Unknown paths answer 404 in the API's error shape.
+ * probes. Unknown paths answer 404 and a wrong method 405, in the API's error shape (see route-fallback.ts).
  */
 export function createHttpApp(services: Services, operations: Operation[]): H3 {
   const app = new H3();
@@ -23,7 +26,7 @@ export function createHttpApp(services: Services, operations: Operation[]): H3 {
       return { status: 'ready', database: services.db.kind, redis: services.redis ? 'up' : 'not configured' };
     } catch {
       event.res.status = 503;
-      return { error: 'A backing service is unreachable', code: 'NOT_READY' };
+      return new ApiError(503, 'NOT_READY', 'A backing service is unreachable').toBody();
     }
   });
   app.get('/openapi.json', () => jsonResponse(openapiJson));
@@ -33,9 +36,6 @@ export function createHttpApp(services: Services, operations: Operation[]): H3 {
     const route = `/api${operation.path.replaceAll(/\{(\w+)\}/g, ':$1')}`;
     app.on(operation.method, route, (event) => runOperation(services, operation, event));
   }
-  app.all('/**', (event) => {
-    event.res.status = 404;
-    return { error: `No operation ${event.req.method} ${event.url.pathname}`, code: 'ROUTE_NOT_FOUND' };
-  });
+  mountRouteFallback(app);
   return app;
 }

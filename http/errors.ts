@@ -1,11 +1,13 @@
+import type { Static } from 'typebox';
 import { DomainError } from '../engine/domain-error.ts';
+import type { ErrorBody } from './schemas/common.schema.ts';
 
 /** One failing input field: its JSON path (`/stops/0/type`, or a query parameter name) and what is wrong. */
 export type FieldError = { field: string; message: string };
 
 /**
  * The one error type of the API: an HTTP status, an UPPER_SNAKE code and a message, rendered as
- * `{error, code, description?, fields?}`. Create them with the named factories below.
+ * `{error, message, code, description?, fields?, details?}`. Create them with the named factories below.
  */
 export class ApiError extends Error {
   constructor(
@@ -17,9 +19,11 @@ export class ApiError extends Error {
     super(message);
   }
 
-  toBody(): { error: string; code: string; description?: string; fields?: FieldError[]; details?: Record<string, unknown> } {
+  toBody(): Static<typeof ErrorBody> {
     return {
       error: this.message,
+      // The spec's error object names the text `message`; `error` stays for the clients that read it.
+      message: this.message,
       code: this.code,
       ...(this.details.description ? { description: this.details.description } : {}),
       ...(this.details.fields ? { fields: this.details.fields } : {}),

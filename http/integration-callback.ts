@@ -54,7 +54,7 @@ async function callback(services: Services, event: H3Event): Promise<Response> {
       if (outcome.error) back.searchParams.set('error', outcome.error.code);
       return new Response(null, { status: 302, headers: { location: back.href, 'x-request-id': requestId, 'cache-control': 'no-store' } });
     }
-    const body = outcome.error ? { error: outcome.error.message, code: outcome.error.code } : { data: { integration_key: key, status } };
+    const body = outcome.error ? new ApiError(outcome.error.status, outcome.error.code, outcome.error.message).toBody() : { data: { integration_key: key, status } };
     return json(outcome.error?.status ?? 200, body, requestId);
   } catch (thrown) {
     const error = toApiError(thrown);

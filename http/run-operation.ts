@@ -17,7 +17,7 @@ import { describeErrors, parseInput, validatorFor } from './validation.ts';
 import { wroteEvents } from '../persistence/outbox.ts';
 
 /** What h3 sent for a returned object: kept byte for byte now that the pipeline serializes itself. */
-const JSON_CONTENT_TYPE = 'application/json;charset=UTF-8';
+export const JSON_CONTENT_TYPE = 'application/json;charset=UTF-8';
 
 /** Serialized bodies of response objects served many times unchanged (see serializeOnce). */
 const serializedBodies = new WeakMap<object, string>();
@@ -55,6 +55,8 @@ export async function runOperation(services: Services, operation: Operation, eve
   let status = operation.status;
   let payload: unknown;
   let extraHeaders: Record<string, string> | undefined;
+  /** Whether this request has been counted against a quota yet. */
+  let counted = false;
   try {
     const resolvedSite = resolveSite(services, operation, event);
     site = resolvedSite instanceof Promise ? await resolvedSite : resolvedSite;
@@ -65,7 +67,8 @@ export async function runOperation(services: Services, operation: Operation, eve
       const resolved = authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site?.id ?? null, now);
       principal = resolved instanceof Promise ? await resolved : resolved;
     }
-    extraHeaders = (await services.rateLimiter.consume(principal ? rateLimitKey(principal) : `ip:${clientIp(event, services.config.trustProxy)}`)).headers;
+    counted = true;
+    extraHeaders = (await services.rateLimiter.consume(principal ? rateLimitKey(principal) : anonymousKey(services, event))).headers;
     if (principal && !isAllowed(operation.access, principal.role)) throw ApiError.forbidden(operation.access, principal.role);
     const query = operation.query ? parseInput(operation.query, readQuery(event.url, operation.query), 'query') : undefined;
     const params = operation.params ? parseInput(operation.params, getRouterParams(event), 'query') : undefined;
@@ -74,7 +77,16 @@ export async function runOperation(services: Services, operation: Operation, eve
     payload = result instanceof Promise ? await result : result;
     if (services.config.responseValidation) assertResponseShape(operation, payload);
   } catch (thrown) {
-    const error = toApiError(thrown);
+    let error = toApiError(thrown);
+    if (!counted && isUnidentified(error)) {
+      // Refused before the limiter (an unknown site host or credential, each a database query that is never
+      // cached): charged to the address's anonymous quota, else a flood of made-up keys or hosts met no limit.
+      try {
+        extraHeaders = (await services.rateLimiter.consume(anonymousKey(services, event))).headers;
+      } catch (limited) {
+        error = toApiError(limited);
+      }
+    }
     if (error.status >= 500) services.logger.error({ err: describeFailure(thrown), req_id: requestId, op: operation.id }, 'request failed');
     // A refusal after the rate limit still carries its headers; the error's own (Retry-After) come on top.
     if (error.details.headers) extraHeaders = { ...extraHeaders, ...error.details.headers };
@@ -152,6 +164,16 @@ export function jsonResponse(json: string): Response {
 function serialize(payload: unknown): string {
   if (payload === undefined) return '';
   return (typeof payload === 'object' && payload !== null && serializedBodies.get(payload)) || JSON.stringify(payload);
+}
+
+/** The quota key of a caller without a (valid) credential: its address. */
+function anonymousKey(services: Services, event: H3Event): string {
+  return `ip:${clientIp(event, services.config.trustProxy)}`;
+}
+
+/** A refusal of the host's site (404 SITE_NOT_FOUND) or of the credential (401), the steps before the limiter. */
+function isUnidentified(error: ApiError): boolean {
+  return error.status === 401 || error.status === 404;
 }
 
 function resolveSite(services: Services, operation: Operation, event: H3Event): Site | null | Promise<Site> {

@@ -1,7 +1,7 @@
 import type { Namespace, Socket } from 'socket.io';
 import type { Services } from '../app/services.ts';
 import type { LocationPing, LocationVerdict } from '../engine/drivers/driver-location.ts';
-import { toApiError } from '../http/errors.ts';
+import { ApiError, toApiError } from '../http/errors.ts';
 import type { DriverClientEvents, DriverServerEvents, ErrorReply, LocationReply, SocketData } from './events.ts';
 import { parseLocationBatch, parseLocationFix } from './fix-validation.ts';
 import { authenticateHandshake } from './handshake.ts';
@@ -45,7 +45,7 @@ export function serveDrivers(drivers: DriverNamespace, services: Services, prese
       const reply: Reply = typeof ack === 'function' ? (ack as Reply) : ignore;
       const retryAfterMs = quota.take(quotaKey);
       if (retryAfterMs !== null) {
-        const error: ErrorReply = { error: 'Too many location events; slow down', code: 'RATE_LIMITED', details: { retry_after_ms: retryAfterMs } };
+        const error: ErrorReply = new ApiError(429, 'RATE_LIMITED', 'Too many location events; slow down', { data: { retry_after_ms: retryAfterMs } }).toBody();
         socket.emit('error', error);
         reply(error);
         return;

@@ -4,12 +4,15 @@ import { defineOperation } from '../operation.ts';
 import { DataResponse, Id, Nullable, Timestamp } from '../schemas/common.schema.ts';
 import { requireSite } from '../tenancy.ts';
 
+/** Points returned when the query names no limit. */
+const DEFAULT_TRACK_LIMIT = 1000;
+
 const TrackQuery = Type.Object(
   {
     driver_user_id: Id,
     from: Type.Optional(Timestamp),
     to: Type.Optional(Timestamp),
-    limit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000, description: 'most points returned (oldest first)' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: DEFAULT_TRACK_LIMIT, description: 'most points returned (oldest first)' })),
   },
   { additionalProperties: false },
 );
@@ -38,7 +41,8 @@ export const driverTrackOperations = [
     handler: async (ctx) => {
       const siteId = requireSite(ctx.site).id;
       const { driver_user_id: driverUserId, from, to, limit } = ctx.query;
-      return { data: await ctx.transaction((em) => readTrack(em, siteId, { driverUserId, from, to, limit })) };
+      // Validation filled in the default; optional in the schema only so that clients need not send it.
+      return { data: await ctx.transaction((em) => readTrack(em, siteId, { driverUserId, from, to, limit: limit ?? DEFAULT_TRACK_LIMIT })) };
     },
   }),
 ];

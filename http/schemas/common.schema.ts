@@ -3,9 +3,10 @@ import { Type, type TSchema } from 'typebox';
 /** Shared response and parameter shapes. */
 export const ErrorBody = Type.Object(
   {
-    error: Type.String({ description: 'human-readable message' }),
+    error: Type.String({ description: 'human-readable message (the same text as message, kept for compatibility)' }),
+    message: Type.String({ description: 'human-readable message' }),
     code: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE error code' }),
-    description: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String({ description: 'detailed text' })),
     fields: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'machine-readable facts, e.g. allowed moves' })),
   },

@@ -27,7 +27,7 @@ describe('sign-in', () => {
     const foreign = await client.post('/api/auth/signin', { email: sites.globex.users.admin.email, password: 'password-admin' });
     for (const response of [wrong, unknown, foreign]) {
       expect(response.status).toBe(401);
-      expect(response.body).toEqual({ error: 'The email or password is wrong', code: 'INVALID_CREDENTIALS' });
+      expect(response.body).toEqual({ error: 'The email or password is wrong', message: 'The email or password is wrong', code: 'INVALID_CREDENTIALS' });
     }
   });
 

@@ -97,6 +97,30 @@ describe('errors', () => {
     expect(response.body).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
   });
 
+  it("gives every error body the spec's message (the same text as error), whatever refused the request", async () => {
+    const anonymous = server.client('acme');
+    const refusals = [
+      await acme.as.admin.post('/api/user', { email: 'not-an-email' }),
+      await anonymous.get('/api/auth/me'),
+      await acme.as.customer.get('/api/user/search'),
+      await acme.as.admin.get('/api/job/job_missing'),
+      await server.client('nosuchsite').as({ apiKey: acme.keys.admin }).get('/api/auth/me'),
+      await acme.as.admin.get('/api/nothing-here'),
+      await acme.as.admin.send('DELETE', '/api/job/job_missing'),
+    ];
+    for (const response of refusals) {
+      const { error, message, code } = response.body as { error: string; message?: string; code: string };
+      expect(response.status, code).toBeGreaterThanOrEqual(400);
+      expect(message, code).toBe(error);
+      expect(message, code).not.toBe('');
+    }
+    type ErrorSchema = { properties: Record<string, unknown>; required: string[] };
+    const document = await server.client(null).get<{ components: { schemas: { Error: ErrorSchema } } }>('/openapi.json');
+    const schema = document.body.components.schemas.Error;
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['code', 'message', 'description']));
+    expect(schema.required).toEqual(expect.arrayContaining(['error', 'message', 'code']));
+  });
+
   it('puts a request id on every response, echoing a sane one from the caller', async () => {
     const ok = await acme.as.admin.get('/api/auth/me');
     const failed = await server.client('acme').get('/api/auth/me');

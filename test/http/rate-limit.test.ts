@@ -47,4 +47,20 @@ describe('anonymous quota behind a trusted proxy', () => {
     expect([spoofed.status, spoofed.body]).toEqual([429, expect.objectContaining({ code: 'RATE_LIMITED' })]);
     expect((await fromBehindProxy('203.0.113.0, 198.51.100.8')).status).toBe(200);
   });
+
+  it('charges requests refused for an unknown API key or site host to their address, so a flood of guesses meets 429', async () => {
+    const address = { 'x-forwarded-for': '198.51.100.20' };
+    const guessKey = (i: number) => site.server.client('acme').as({ apiKey: `dsk_guess${i}`, headers: address }).get('/api/auth/me');
+    const guessSite = (i: number) => site.server.client(`ghost${i}`).as({ apiKey: `dsk_guess${i}`, headers: address }).get('/api/auth/me');
+    // Both kinds of refusal, each a database query, share the address's anonymous quota.
+    for (let i = 0; i < 3; i += 1) expect((await guessKey(i)).status).toBe(401);
+    for (let i = 0; i < ANONYMOUS_QUOTA - 3; i += 1) expect((await guessSite(i)).status).toBe(404);
+    for (const flooded of [await guessKey(99), await guessSite(99)]) {
+      expect([flooded.status, flooded.body]).toEqual([429, expect.objectContaining({ code: 'RATE_LIMITED' })]);
+      expect(Number(flooded.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    // A valid key from the same address counts against its own quota, not the address's.
+    const valid = await site.server.client('acme').as({ apiKey: site.acme.keys.admin, headers: address }).get('/api/auth/me');
+    expect(valid.status).toBe(200);
+  });
 });
