@@ -26,6 +26,6 @@ export function describeOperation(operation: IndexedOperation) {
     },
     responses: Object.fromEntries(success.map((status) => [status, operation.responses[status] ?? null])),
     error_statuses: statuses.filter((status) => !status.startsWith('2')),
-    error_shape: '{error, code, description?, fields?}',
+    error_shape: '{error, message, code, description?, fields?}',
   };
 }
