@@ -48,7 +48,7 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   if (patch.option_ids !== undefined) {
     const optionIds = patch.option_ids ?? [];
     // Only options the update adds must be active: one retired since the job took it stays until it is removed.
-    await assertOptions(em, optionIds.filter((id) => !(job.optionIds ?? []).includes(id)));
+    await assertOptions(em, optionIds.filter((optionId) => !(job.optionIds ?? []).includes(optionId)));
     job.optionIds = optionIds;
   }
   if (patch.customer_user_id !== undefined) job.customerUserId = (await findOrCreateCustomer(em, actor, siteId, { customer_user_id: patch.customer_user_id })).id;
