@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { comparisonTable } from '../sim/comparison.ts';
-import { planFor } from '../sim/scenario-loader.ts';
+import { DEFAULT_SEED, planFor } from '../sim/scenario-loader.ts';
 import { simulateInProcess } from '../sim/simulate.ts';
 import { parseStrategies } from '../sim/strategies.ts';
 import { writeResults } from './support/report.ts';
@@ -57,7 +57,8 @@ if (!values.skip.includes('lilim')) {
   const strategies = parseStrategies(values.strategies);
   const rows: Record<string, Record<string, number>> = {};
   for (const instance of values.instances.split(',')) {
-    const plan = planFor(`lilim:${instance}`, 0);
+    // The CLI's default seed, so `npm run sim -- --scenario lilim:<instance>` gives these rows.
+    const plan = planFor(`lilim:${instance}`, DEFAULT_SEED);
     const sim = await simulateInProcess(plan, strategies, { onProgress: () => {} });
     progress(comparisonTable(sim.comparison));
     rows[instance] = Object.fromEntries(Object.entries(sim.comparison.strategies).map(([name, r]) => [name, r.distance_ratio_to_best_known!]));

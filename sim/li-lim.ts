@@ -22,8 +22,9 @@ function toPoint(x: number, y: number): LatLng {
  * Turns a Li & Lim PDPTW instance into a plan: the vehicles start at the depot, each pickup/delivery pair becomes a
  * job released when its pickup opens (online dispatch cannot know jobs earlier), service and ready times kept, travel
  * at one unit per minute in straight lines (detour 1), so the distance driven compares with the best-known plan.
+ * The jobs are the instance's; `seed` (default 0) draws only the drivers' behaviour (pool claim delays).
  */
-export function loadLiLim(instance: string, overrides: { drivers?: number } = {}): Plan {
+export function loadLiLim(instance: string, overrides: { drivers?: number; seed?: number } = {}): Plan {
   const text = readFileSync(path.join(PDPTW_DIR, `${instance}.txt`), 'utf8');
   const bks = JSON.parse(readFileSync(path.join(PDPTW_DIR, 'BKS.json'), 'utf8')) as Record<string, { best_known_cost: number; solved_with_vehicles: number; vehicles: number }>;
   const known = bks[instance];
@@ -86,7 +87,7 @@ export function loadLiLim(instance: string, overrides: { drivers?: number } = {}
   const depotPoint = toPoint(depot.x, depot.y);
   return {
     scenario,
-    seed: 0,
+    seed: overrides.seed ?? 0,
     drivers: Array.from({ length: drivers }, (_, i) => ({ name: `d${String(i + 1).padStart(3, '0')}`, start: depotPoint, shiftStart: 0, shiftEnd: horizonS })),
     jobs,
     bestKnown: { distanceKm: known.best_known_cost, vehicles: known.solved_with_vehicles, instance },

@@ -92,6 +92,16 @@ describe('recordings and GPS traces', () => {
     expect(() => readRecordedPlan(path.join(dir, 'other.jsonl'))).toThrow(/not a simulator recording/);
   });
 
+  it('the seed reaches Li & Lim and recorded plans, whose jobs are fixed but whose drivers draw their reactions from it', () => {
+    expect(planFor('lilim:lc101', 7).seed).toBe(7);
+    expect(planFor('lilim:lc101', undefined).seed).toBe(42);
+    const file = path.join(dir, 'seeded.jsonl');
+    writePlanRecording(file, generatePlan(loadScenario('test-small'), 5));
+    expect(planFor(file, 9).seed).toBe(9);
+    // Replayed without a seed, a recording keeps its own: the recorded run again.
+    expect(planFor(file, undefined).seed).toBe(5);
+  });
+
   it('GPX tracks and CSV traces become drivers who replay their fixes at their recorded times', () => {
     const gpx = path.join(dir, 'fleet.gpx');
     writeFileSync(
