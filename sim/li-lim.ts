@@ -1,21 +1,27 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { round6, type LatLng } from './geo.ts';
+import { METERS_PER_DEGREE, round6, type LatLng } from './geo.ts';
 import type { Plan, PlannedJob } from './plan.ts';
 import type { Scenario } from './scenario.schema.ts';
 
 /** Where the public instances live (issue 7): `../shared/bench-data/routing/pdptw/` from the repository. */
 export const PDPTW_DIR = process.env.SIM_PDPTW_DIR ?? path.resolve(import.meta.dirname, '../../shared/bench-data/routing/pdptw');
 
-/** Li & Lim coordinates are abstract units; one unit becomes one kilometre around this origin. */
-const ORIGIN: LatLng = { lat: 0.5, lng: 10 };
+/** Li & Lim coordinates are abstract units; one unit becomes one kilometre as `haversineM` measures it. */
+const KM_PER_DEGREE = METERS_PER_DEGREE / 1000;
+/**
+ * Where unit (0, 0) lies. The instances span 0 to 100 units, so their middle (y = 50) sits on the equator, where a
+ * degree of longitude is as long as one of latitude (to within 0.003% up to half a degree from it): one unit is one
+ * kilometre in both directions, and straight-line distances are the instance's Euclidean ones.
+ */
+const ORIGIN: LatLng = { lat: -50 / KM_PER_DEGREE, lng: 10 };
 /** One time unit is one minute: at 60 km/h a vehicle covers one unit per unit, as the instances assume. */
 const SPEED_KMH = 60;
 
 type Row = { id: number; x: number; y: number; demand: number; ready: number; due: number; service: number; pickup: number; delivery: number };
 
 function toPoint(x: number, y: number): LatLng {
-  return round6({ lat: ORIGIN.lat + y / 111.32, lng: ORIGIN.lng + x / (111.32 * Math.cos((ORIGIN.lat * Math.PI) / 180)) });
+  return round6({ lat: ORIGIN.lat + y / KM_PER_DEGREE, lng: ORIGIN.lng + x / KM_PER_DEGREE });
 }
 
 /**

@@ -49,10 +49,7 @@ export function summarize(run: RunContext): StrategyResult {
   const busyS = sum(run.drivers.map((d) => sum(d.busyIntervals.map(([a, b]) => b - a))));
   const onlineS = sum(run.drivers.map((d) => sum(d.onlineIntervals.map(([a, b]) => b - a))));
   const earnings = run.drivers.map((d) => d.earningsCents);
-  // Li & Lim plans end at the depot: the way home counts, as it does in the best-known solutions.
-  const homeM = run.plan.scenario.fleet.return_to_depot
-    ? sum(run.drivers.filter((d) => d.jobsDone > 0).map((d) => haversineM(d.position, d.plan.start) * run.plan.scenario.fleet.detour_factor))
-    : 0;
+  const drivenM = (d: DriverState) => d.meters + homeTripM(run, d);
   const notCompleted = reachable.filter((j) => j.status !== 'done');
   return {
     summary: {
@@ -64,7 +61,7 @@ export function summarize(run: RunContext): StrategyResult {
       pickup_wait_p50_s: percentile(waits, 0.5),
       pickup_wait_p95_s: percentile(waits, 0.95),
       utilisation: onlineS === 0 ? 0 : round(busyS / onlineS, 4),
-      distance_km: round((sum(run.drivers.map((d) => d.meters)) + homeM) / 1000, 2),
+      distance_km: round(sum(run.drivers.map(drivenM)) / 1000, 2),
       jobs_per_driver_hour: onlineS === 0 ? 0 : round(done.length / (onlineS / 3600), 3),
       earnings_min_cents: Math.min(...earnings),
       earnings_max_cents: Math.max(...earnings),
@@ -80,7 +77,7 @@ export function summarize(run: RunContext): StrategyResult {
     drivers: run.drivers.map((d) => ({
       driver: d.plan.name,
       jobs: d.jobsDone,
-      km: round(d.meters / 1000, 2),
+      km: round(drivenM(d) / 1000, 2),
       earnings_cents: d.earningsCents,
       busy_h: round(sum(d.busyIntervals.map(([a, b]) => b - a)) / 3600, 3),
       online_h: round(sum(d.onlineIntervals.map(([a, b]) => b - a)) / 3600, 3),
@@ -88,6 +85,16 @@ export function summarize(run: RunContext): StrategyResult {
     traces: run.drivers.map((d) => ({ driver: d.plan.name, points: d.trace })),
     api_calls: Object.fromEntries([...run.api.calls].sort(([a], [b]) => (a < b ? -1 : 1))),
   };
+}
+
+/**
+ * Li & Lim plans end at the depot: a driver who did any job drives home, and the way counts (in the total and in
+ * the driver's own km), as it does in the best-known solutions.
+ */
+function homeTripM(run: RunContext, driver: DriverState): number {
+  const { fleet } = run.plan.scenario;
+  if (!fleet.return_to_depot || driver.jobsDone === 0) return 0;
+  return haversineM(driver.position, driver.plan.start) * fleet.detour_factor;
 }
 
 function outcomeOf(job: JobState): string {

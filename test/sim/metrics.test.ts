@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { offset } from '../../sim/geo.ts';
+import { loadLiLim } from '../../sim/li-lim.ts';
+import { summarize } from '../../sim/metrics.ts';
+import type { Plan } from '../../sim/plan.ts';
+import { createRunContext, type RunContext } from '../../sim/run-context.ts';
+import type { SiteFleet } from '../../sim/setup-fleet.ts';
+import type { SiteApi } from '../../sim/site-api.ts';
+import { strategyAdapter } from '../../sim/strategies.ts';
+import { newDriverState, newJobState } from '../../sim/world.ts';
+
+/**
+ * The summary of a finished run, from the simulator's state at the end: no engine, the figures only. Each test
+ * sets the drivers and jobs as a run would have left them.
+ */
+function finishedRun(plan: Plan): RunContext {
+  const fleet = { members: plan.drivers.map((d) => ({ name: d.name, userId: d.name })) } as unknown as SiteFleet;
+  const drivers = plan.drivers.map((d, i) => newDriverState(d, fleet.members[i]!));
+  const api = { calls: new Map<string, number>() } as unknown as SiteApi;
+  return createRunContext({ plan, api, fleet, strategy: strategyAdapter('team-eta'), timeline: null as never, recorder: null, createdAfter: null, drivers, jobs: plan.jobs.map(newJobState) });
+}
+
+describe('the summary of a run', () => {
+  it("a Li & Lim driver's km include the way back to the depot, so the drivers' km add up to the distance driven", () => {
+    const run = finishedRun(loadLiLim('lc101'));
+    const [first, second] = run.drivers;
+    first!.jobsDone = 2;
+    first!.meters = 30_000;
+    first!.position = offset(first!.plan.start, 12_000, 1);
+    second!.jobsDone = 1;
+    second!.meters = 8_000;
+    second!.position = offset(second!.plan.start, 4_000, 2);
+    const { summary, drivers } = summarize(run);
+    const driversKm = drivers.reduce((total, d) => total + d.km, 0);
+    expect(summary.distance_km).toBeGreaterThan(38 + 15);
+    expect(driversKm).toBeCloseTo(summary.distance_km, 1);
+  });
+});
