@@ -129,6 +129,9 @@ function generateJobs(scenario: Scenario, area: Area, random: Random): PlannedJo
   });
 }
 
+/** Why a job no driver's shift covers is impossible: drivers past their shift stay only for jobs created during it. */
+export const CREATED_AFTER_LAST_SHIFT = 'created after the last shift ended';
+
 /**
  * Decides before the run which jobs no driver of this fleet can do (a pickup beyond every driver's range of the
  * area, or a job created after the last shift), so the report names them instead of silently missing them.
@@ -140,7 +143,7 @@ export function markImpossible(scenario: Scenario, area: Area | null, drivers: P
   return jobs.map((job) => {
     const nearest = clampTo({ bbox, ring: null }, job.pickup);
     const outOfRange = haversineM(nearest, job.pickup) * scenario.fleet.detour_factor > range;
-    const impossible = outOfRange ? 'pickup beyond every driver\'s range' : job.createdAt >= lastShiftEnd ? 'created after the last shift ended' : null;
+    const impossible = outOfRange ? 'pickup beyond every driver\'s range' : job.createdAt >= lastShiftEnd ? CREATED_AFTER_LAST_SHIFT : null;
     return { ...job, impossible };
   });
 }
