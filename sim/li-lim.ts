@@ -26,7 +26,8 @@ function toPoint(x: number, y: number): LatLng {
 
 /**
  * Turns a Li & Lim PDPTW instance into a plan: the vehicles start at the depot, each pickup/delivery pair becomes a
- * job released when its pickup opens (online dispatch cannot know jobs earlier), service and ready times kept, travel
+ * job released when its pickup opens (online dispatch cannot know jobs earlier), service times and both stops' time
+ * windows kept (a driver early at a stop waits for it to open; a due time bounds the start of service), travel
  * at one unit per minute in straight lines (detour 1), so the distance driven compares with the best-known plan.
  * The jobs are the instance's; `seed` (default 0) draws only the drivers' behaviour (pool claim delays).
  */
@@ -55,6 +56,7 @@ export function loadLiLim(instance: string, overrides: { drivers?: number; seed?
         dropoffServiceS: delivery.service * minute,
         pickupReady: pickup.ready * minute,
         pickupDue: pickup.due * minute,
+        dropoffReady: delivery.ready * minute,
         dropoffDue: delivery.due * minute,
         impossible: null,
       };

@@ -15,7 +15,11 @@ export type PlannedJob = {
   dropoffServiceS: number;
   /** The pickup cannot start before this (a Li & Lim ready time; else the creation time). */
   pickupReady: number;
+  /** The pickup's service must start by then to be on time. */
   pickupDue: number;
+  /** The drop-off cannot start before this (a Li & Lim delivery's ready time; else the creation time). */
+  dropoffReady: number;
+  /** The drop-off's service must start by then to be on time. */
   dropoffDue: number;
   /** Why no driver of this fleet can do it, decided before the run (null: reachable). */
   impossible: string | null;
@@ -123,6 +127,7 @@ function generateJobs(scenario: Scenario, area: Area, random: Random): PlannedJo
       dropoffServiceS: Math.round(random.between(...demand.service_s.dropoff)),
       pickupReady: createdAt,
       pickupDue: createdAt + demand.pickup_window_s,
+      dropoffReady: createdAt,
       dropoffDue: createdAt + demand.dropoff_window_s,
       impossible: null,
     };
