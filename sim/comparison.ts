@@ -40,6 +40,8 @@ const COLUMNS: [string, (r: Comparison['strategies'][string]) => string][] = [
   ['wait p95', (r) => minutes(r.summary.pickup_wait_p95_s)],
   ['utilisation', (r) => `${(r.summary.utilisation * 100).toFixed(1)}%`],
   ['km', (r) => r.summary.distance_km.toFixed(1)],
+  // A distance means little without the vehicles that drove it (the Li & Lim literature minimises vehicles first).
+  ['vehicles', (r) => String(r.summary.vehicles_used)],
   ['jobs/drv-h', (r) => r.summary.jobs_per_driver_hour.toFixed(2)],
   ['earn gini', (r) => r.summary.earnings_gini.toFixed(3)],
   ['earn min–max', (r) => `${euros(r.summary.earnings_min_cents)}–${euros(r.summary.earnings_max_cents)}`],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildComparison, comparisonTable } from '../../sim/comparison.ts';
 import { offset } from '../../sim/geo.ts';
 import { loadLiLim } from '../../sim/li-lim.ts';
 import { summarize } from '../../sim/metrics.ts';
@@ -34,5 +35,23 @@ describe('the summary of a run', () => {
     const driversKm = drivers.reduce((total, d) => total + d.km, 0);
     expect(summary.distance_km).toBeGreaterThan(38 + 15);
     expect(driversKm).toBeCloseTo(summary.distance_km, 1);
+  });
+});
+
+/** A table line's cells: columns are set apart by at least two spaces. */
+const cells = (line: string | undefined): string[] => line!.trim().split(/ {2,}/);
+
+describe('the comparison table', () => {
+  it("names each strategy's vehicles beside its distance, and its lateness beside the ratio to a best-known plan", () => {
+    const run = finishedRun(loadLiLim('lc101'));
+    for (const [i, driver] of run.drivers.slice(0, 3).entries()) {
+      driver.jobsDone = 1;
+      driver.meters = 10_000 * (i + 1);
+    }
+    run.jobs[0]!.pickupStartedAt = run.jobs[0]!.plan.pickupDue + 60;
+    const table = comparisonTable(buildComparison(run.plan, [['team-eta', summarize(run)]]));
+    const [header, , row] = table.split('\n').slice(2);
+    const byColumn = Object.fromEntries(cells(header).map((name, i) => [name, cells(row)[i]]));
+    expect(byColumn).toMatchObject({ strategy: 'team-eta', km: '60.0', vehicles: '3', 'late pu/do/depot': '1/0/0', 'km ÷ best': '0.072×' });
   });
 });
