@@ -40,16 +40,32 @@ const COLUMNS: [string, (r: Comparison['strategies'][string]) => string][] = [
   ['wait p95', (r) => minutes(r.summary.pickup_wait_p95_s)],
   ['utilisation', (r) => `${(r.summary.utilisation * 100).toFixed(1)}%`],
   ['km', (r) => r.summary.distance_km.toFixed(1)],
+  // A distance means little without the vehicles that drove it (the Li & Lim literature minimises vehicles first).
+  ['vehicles', (r) => String(r.summary.vehicles_used)],
   ['jobs/drv-h', (r) => r.summary.jobs_per_driver_hour.toFixed(2)],
   ['earn gini', (r) => r.summary.earnings_gini.toFixed(3)],
   ['earn min–max', (r) => `${euros(r.summary.earnings_min_cents)}–${euros(r.summary.earnings_max_cents)}`],
 ];
 
+/**
+ * Against a best-known plan, the distance ratio is only comparable with how late the online run was: the late
+ * pickups, deliveries and returns to the depot go beside it.
+ */
+const BEST_KNOWN_COLUMNS: typeof COLUMNS = [
+  ['late pu/do/depot', (r) => latenessCell(r.summary)],
+  ['km ÷ best', (r) => `${r.distance_ratio_to_best_known}×`],
+];
+
+/** Late pickups / late deliveries / late returns to the depot, e.g. `3/5/0`. */
+export function latenessCell(summary: StrategyResult['summary']): string {
+  return `${summary.late_pickups}/${summary.late_deliveries}/${summary.late_depot_returns}`;
+}
+
 /** The comparison as a text table, one row per strategy (the CLI prints it). */
 export function comparisonTable(comparison: Comparison): string {
-  const withRatio = comparison.best_known !== undefined;
-  const header = ['strategy', ...COLUMNS.map(([name]) => name), ...(withRatio ? ['km ÷ best'] : [])];
-  const rows = Object.entries(comparison.strategies).map(([name, r]) => [name, ...COLUMNS.map(([, cell]) => cell(r)), ...(withRatio ? [`${r.distance_ratio_to_best_known}×`] : [])]);
+  const columns = comparison.best_known === undefined ? COLUMNS : [...COLUMNS, ...BEST_KNOWN_COLUMNS];
+  const header = ['strategy', ...columns.map(([name]) => name)];
+  const rows = Object.entries(comparison.strategies).map(([name, r]) => [name, ...columns.map(([, cell]) => cell(r))]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const title = `${comparison.scenario} · seed ${comparison.seed} · ${comparison.drivers} drivers · ${comparison.jobs} jobs`;

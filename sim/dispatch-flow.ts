@@ -2,6 +2,7 @@ import { notifyPoolPost, takeJob, withinReach } from './driver-behaviour.ts';
 import { keyedDraw } from './random.ts';
 import type { RunContext } from './run-context.ts';
 import { abandon, abandonStranded, driverAhead, NO_DRIVER_LEFT, queueAhead, scheduleDispatch, SLOW_RETRY_FACTOR, waitsForFreeSlot, wakeWaiting } from './dispatch-queue.ts';
+import { CREATED_AFTER_LAST_SHIFT } from './plan.ts';
 import { acceptOffer } from './strategies.ts';
 import type { DriverState, JobState } from './world.ts';
 
@@ -22,10 +23,16 @@ type JobBody = { id: string; stops: { id: string; type: string }[] };
  */
 export async function jobCreated(run: RunContext, job: JobState): Promise<void> {
   const { plan } = job;
-  job.status = 'waiting';
-  run.waiting.add(job);
   run.recorder?.event(run.now, 'job_created', { job: plan.name, pickup: plan.pickup, dropoff: plan.dropoff });
   queueCreation(run, job);
+  if (plan.impossible === CREATED_AFTER_LAST_SHIFT) {
+    // Reported impossible before the run, so it must not be done either: a driver still out after the shift (busy,
+    // or staying for the jobs created during it) would otherwise take it, and it counted as completed and impossible.
+    abandon(run, job, 'not dispatched: every shift had ended');
+    return;
+  }
+  job.status = 'waiting';
+  run.waiting.add(job);
   if (queueAhead(run, job)) {
     job.lastFailure = 'waiting behind earlier jobs for a free driver';
     // After the last shift no slot will free up to wake it.

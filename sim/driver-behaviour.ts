@@ -4,6 +4,7 @@ import { keyedDraw } from './random.ts';
 import type { RunContext } from './run-context.ts';
 import { SimApiError } from './site-api.ts';
 import { claimPoolJob, listPool } from './strategies.ts';
+import { drivingM, drivingS } from './travel.ts';
 import { isIdle, type DriverState, type JobState, type Visit } from './world.ts';
 
 /**
@@ -51,8 +52,7 @@ export function takeJob(run: RunContext, driver: DriverState, job: JobState): vo
 
 /** Is this job's pickup within the driver's reach from where they are? Beyond it, they give the job back. */
 export function withinReach(run: RunContext, driver: DriverState, job: JobState): boolean {
-  const meters = haversineM(driver.position, job.plan.pickup) * run.plan.scenario.fleet.detour_factor;
-  return meters <= run.plan.scenario.fleet.acceptance.max_pickup_m;
+  return drivingM(run.plan.scenario, driver.position, job.plan.pickup) <= run.plan.scenario.fleet.acceptance.max_pickup_m;
 }
 
 export function arrive(run: RunContext, driver: DriverState): void {
@@ -64,10 +64,14 @@ export function arrive(run: RunContext, driver: DriverState): void {
   driver.trace.push([run.now, visit.point.lat, visit.point.lng]);
   reportPosition(run, driver);
   moveStop(run, driver, visit, 'arrived');
-  if (visit.stop === 'pickup') visit.job.pickupArrivedAt = run.now;
-  // Early at a pickup with a ready time (Li & Lim windows): the driver waits, then works the stop.
-  const startWork = visit.stop === 'pickup' ? Math.max(run.now, visit.job.plan.pickupReady) : run.now;
-  run.schedule(startWork + visit.serviceS, { type: 'service_done', driver });
+  const { job } = visit;
+  if (visit.stop === 'pickup') job.pickupArrivedAt = run.now;
+  // Early at a stop with a ready time (Li & Lim windows, at the pickup and at the delivery): the driver waits, then
+  // works the stop. Deadlines are checked at this start of service, which Li & Lim's due times bound.
+  const serviceStart = Math.max(run.now, visit.stop === 'pickup' ? job.plan.pickupReady : job.plan.dropoffReady);
+  if (visit.stop === 'pickup') job.pickupStartedAt = serviceStart;
+  else job.dropoffStartedAt = serviceStart;
+  run.schedule(serviceStart + visit.serviceS, { type: 'service_done', driver });
 }
 
 export function serviceDone(run: RunContext, driver: DriverState): void {
@@ -163,20 +167,13 @@ export function notifyPoolPost(run: RunContext, job: JobState): void {
 function startNextLeg(run: RunContext, driver: DriverState): void {
   const visit = driver.queue.shift()!;
   const from = driver.position;
-  const meters = haversineM(from, visit.point) * run.plan.scenario.fleet.detour_factor;
-  const seconds = Math.max(1, Math.round(meters / speedMps(run, run.now)));
+  const meters = drivingM(run.plan.scenario, from, visit.point);
+  const seconds = drivingS(run.plan.scenario, meters, run.now);
   driver.current = { visit, from, departedAt: run.now, arriveAt: run.now + seconds, meters };
   if (driver.busySince === null) driver.busySince = run.now;
   moveStop(run, driver, visit, 'enRoute');
   run.timeline.onLeg?.(driver.member, from, visit.point, run.now, run.now + seconds);
   run.schedule(run.now + seconds, { type: 'arrive', driver });
-}
-
-function speedMps(run: RunContext, t: number): number {
-  const profile = run.plan.scenario.fleet.speed_profile;
-  let kmh = profile[0]!.kmh;
-  for (const step of profile) if (step.from_s <= t) kmh = step.kmh;
-  return kmh / 3.6;
 }
 
 /** Reaction times drawn per driver and purpose from the seed: the same under every strategy. */

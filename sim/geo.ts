@@ -4,6 +4,9 @@ export type LatLng = { lat: number; lng: number };
 const EARTH_RADIUS_M = 6_371_008.8;
 const toRad = (deg: number): number => (deg * Math.PI) / 180;
 
+/** Meters in one degree of a great circle of the sphere `haversineM` measures on (a degree of latitude, say). */
+export const METERS_PER_DEGREE = toRad(EARTH_RADIUS_M);
+
 /** Great-circle distance in meters. */
 export function haversineM(a: LatLng, b: LatLng): number {
   const dLat = toRad(b.lat - a.lat);

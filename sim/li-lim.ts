@@ -1,29 +1,37 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { round6, type LatLng } from './geo.ts';
+import { METERS_PER_DEGREE, round6, type LatLng } from './geo.ts';
 import type { Plan, PlannedJob } from './plan.ts';
 import type { Scenario } from './scenario.schema.ts';
 
 /** Where the public instances live (issue 7): `../shared/bench-data/routing/pdptw/` from the repository. */
 export const PDPTW_DIR = process.env.SIM_PDPTW_DIR ?? path.resolve(import.meta.dirname, '../../shared/bench-data/routing/pdptw');
 
-/** Li & Lim coordinates are abstract units; one unit becomes one kilometre around this origin. */
-const ORIGIN: LatLng = { lat: 0.5, lng: 10 };
+/** Li & Lim coordinates are abstract units; one unit becomes one kilometre as `haversineM` measures it. */
+const KM_PER_DEGREE = METERS_PER_DEGREE / 1000;
+/**
+ * Where unit (0, 0) lies. The instances span 0 to 100 units, so their middle (y = 50) sits on the equator, where a
+ * degree of longitude is as long as one of latitude (to within 0.003% up to half a degree from it): one unit is one
+ * kilometre in both directions, and straight-line distances are the instance's Euclidean ones.
+ */
+const ORIGIN: LatLng = { lat: -50 / KM_PER_DEGREE, lng: 10 };
 /** One time unit is one minute: at 60 km/h a vehicle covers one unit per unit, as the instances assume. */
 const SPEED_KMH = 60;
 
 type Row = { id: number; x: number; y: number; demand: number; ready: number; due: number; service: number; pickup: number; delivery: number };
 
 function toPoint(x: number, y: number): LatLng {
-  return round6({ lat: ORIGIN.lat + y / 111.32, lng: ORIGIN.lng + x / (111.32 * Math.cos((ORIGIN.lat * Math.PI) / 180)) });
+  return round6({ lat: ORIGIN.lat + y / KM_PER_DEGREE, lng: ORIGIN.lng + x / KM_PER_DEGREE });
 }
 
 /**
  * Turns a Li & Lim PDPTW instance into a plan: the vehicles start at the depot, each pickup/delivery pair becomes a
- * job released when its pickup opens (online dispatch cannot know jobs earlier), service and ready times kept, travel
+ * job released when its pickup opens (online dispatch cannot know jobs earlier), service times and both stops' time
+ * windows kept (a driver early at a stop waits for it to open; a due time bounds the start of service), travel
  * at one unit per minute in straight lines (detour 1), so the distance driven compares with the best-known plan.
+ * The jobs are the instance's; `seed` (default 0) draws only the drivers' behaviour (pool claim delays).
  */
-export function loadLiLim(instance: string, overrides: { drivers?: number } = {}): Plan {
+export function loadLiLim(instance: string, overrides: { drivers?: number; seed?: number } = {}): Plan {
   const text = readFileSync(path.join(PDPTW_DIR, `${instance}.txt`), 'utf8');
   const bks = JSON.parse(readFileSync(path.join(PDPTW_DIR, 'BKS.json'), 'utf8')) as Record<string, { best_known_cost: number; solved_with_vehicles: number; vehicles: number }>;
   const known = bks[instance];
@@ -48,6 +56,7 @@ export function loadLiLim(instance: string, overrides: { drivers?: number } = {}
         dropoffServiceS: delivery.service * minute,
         pickupReady: pickup.ready * minute,
         pickupDue: pickup.due * minute,
+        dropoffReady: delivery.ready * minute,
         dropoffDue: delivery.due * minute,
         impossible: null,
       };
@@ -86,7 +95,7 @@ export function loadLiLim(instance: string, overrides: { drivers?: number } = {}
   const depotPoint = toPoint(depot.x, depot.y);
   return {
     scenario,
-    seed: 0,
+    seed: overrides.seed ?? 0,
     drivers: Array.from({ length: drivers }, (_, i) => ({ name: `d${String(i + 1).padStart(3, '0')}`, start: depotPoint, shiftStart: 0, shiftEnd: horizonS })),
     jobs,
     bestKnown: { distanceKm: known.best_known_cost, vehicles: known.solved_with_vehicles, instance },

@@ -17,7 +17,8 @@ const USAGE = `npm run sim -- [options]
   --scenario <name|file.json|lilim:lc101|run.jsonl>  what to simulate (default lunch-rush; a .jsonl replays a recording)
   --strategies <list>     round-robin,team-eta,team-load,team-round-robin,pool,load-balanced,priority,zone-based
                           (default round-robin,team-eta,pool,load-balanced)
-  --seed <n>              demand and fleet draw (default 42); the same seed gives byte-identical --json output
+  --seed <n>              demand, fleet and driver behaviour draw (default 42; a recording: its own); the same seed
+                          gives byte-identical --json output
   --drivers <n> --jobs <n>  resize the scenario's fleet or demand
   --json [file]           the comparison as JSON (stdout when no file)
   --report <file.html>    a self-contained HTML report with SVG charts
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
     options: {
       scenario: { type: 'string', default: 'lunch-rush' },
       strategies: { type: 'string', default: 'round-robin,team-eta,pool,load-balanced' },
-      seed: { type: 'string', default: '42' },
+      seed: { type: 'string' },
       drivers: { type: 'string' },
       jobs: { type: 'string' },
       json: { type: 'string' },
@@ -62,8 +63,8 @@ async function main(): Promise<void> {
     out(`${imported.drivers.length} drivers, ${Object.values(imported.tracks ?? {}).flat().length} fixes → ${values.out} (replay: npm run sim -- --scenario ${values.out})`);
     return;
   }
-  const seed = Number(values.seed);
-  if (!Number.isInteger(seed)) throw new Error('--seed must be an integer');
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !Number.isInteger(seed)) throw new Error('--seed must be an integer');
   const strategies = parseStrategies(values.strategies);
   const plan = planFor(values.scenario, seed, { drivers: optionalInt(values.drivers, '--drivers'), jobs: optionalInt(values.jobs, '--jobs') });
   const progress = createProgress(!values.quiet);

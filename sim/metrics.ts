@@ -1,4 +1,4 @@
-import { haversineM } from './geo.ts';
+import { homeTrip, lateness } from './lateness.ts';
 import type { RunContext } from './run-context.ts';
 import type { Assignment, DriverState, JobState } from './world.ts';
 
@@ -8,7 +8,13 @@ export type StrategySummary = {
   completed: number;
   impossible: number;
   not_completed: number;
+  /** Completed jobs whose pickup and drop-off each started by its due time, as a share of the completed jobs. */
   on_time_rate: number;
+  /** Stops whose service started after their due time (a Li & Lim window's end, or the scenario's window). */
+  late_pickups: number;
+  late_deliveries: number;
+  /** Drivers back at the depot after their shift (a Li & Lim depot's due time); 0 when the fleet does not return. */
+  late_depot_returns: number;
   pickup_wait_p50_s: number;
   pickup_wait_p95_s: number;
   utilisation: number;
@@ -45,14 +51,12 @@ export function summarize(run: RunContext): StrategyResult {
   const reachable = run.jobs.filter((j) => !j.plan.impossible);
   const done = run.jobs.filter((j) => j.status === 'done');
   const waits = done.map((j) => (j.pickupArrivedAt ?? 0) - j.plan.createdAt).sort((a, b) => a - b);
-  const onTime = done.filter((j) => j.deliveredAt! <= j.plan.dropoffDue).length;
+  const late = lateness(run);
   const busyS = sum(run.drivers.map((d) => sum(d.busyIntervals.map(([a, b]) => b - a))));
   const onlineS = sum(run.drivers.map((d) => sum(d.onlineIntervals.map(([a, b]) => b - a))));
   const earnings = run.drivers.map((d) => d.earningsCents);
-  // Li & Lim plans end at the depot: the way home counts, as it does in the best-known solutions.
-  const homeM = run.plan.scenario.fleet.return_to_depot
-    ? sum(run.drivers.filter((d) => d.jobsDone > 0).map((d) => haversineM(d.position, d.plan.start) * run.plan.scenario.fleet.detour_factor))
-    : 0;
+  // The way back to the depot counts in the total and in each driver's own km, so the two add up.
+  const drivenM = (d: DriverState) => d.meters + (homeTrip(run, d)?.meters ?? 0);
   const notCompleted = reachable.filter((j) => j.status !== 'done');
   return {
     summary: {
@@ -60,11 +64,14 @@ export function summarize(run: RunContext): StrategyResult {
       completed: done.length,
       impossible: run.jobs.length - reachable.length,
       not_completed: notCompleted.length,
-      on_time_rate: done.length === 0 ? 0 : round(onTime / done.length, 4),
+      on_time_rate: done.length === 0 ? 0 : round(late.onTime / done.length, 4),
+      late_pickups: late.latePickups,
+      late_deliveries: late.lateDeliveries,
+      late_depot_returns: late.lateDepotReturns,
       pickup_wait_p50_s: percentile(waits, 0.5),
       pickup_wait_p95_s: percentile(waits, 0.95),
       utilisation: onlineS === 0 ? 0 : round(busyS / onlineS, 4),
-      distance_km: round((sum(run.drivers.map((d) => d.meters)) + homeM) / 1000, 2),
+      distance_km: round(sum(run.drivers.map(drivenM)) / 1000, 2),
       jobs_per_driver_hour: onlineS === 0 ? 0 : round(done.length / (onlineS / 3600), 3),
       earnings_min_cents: Math.min(...earnings),
       earnings_max_cents: Math.max(...earnings),
@@ -80,7 +87,7 @@ export function summarize(run: RunContext): StrategyResult {
     drivers: run.drivers.map((d) => ({
       driver: d.plan.name,
       jobs: d.jobsDone,
-      km: round(d.meters / 1000, 2),
+      km: round(drivenM(d) / 1000, 2),
       earnings_cents: d.earningsCents,
       busy_h: round(sum(d.busyIntervals.map(([a, b]) => b - a)) / 3600, 3),
       online_h: round(sum(d.onlineIntervals.map(([a, b]) => b - a)) / 3600, 3),

@@ -15,7 +15,11 @@ export type PlannedJob = {
   dropoffServiceS: number;
   /** The pickup cannot start before this (a Li & Lim ready time; else the creation time). */
   pickupReady: number;
+  /** The pickup's service must start by then to be on time. */
   pickupDue: number;
+  /** The drop-off cannot start before this (a Li & Lim delivery's ready time; else the creation time). */
+  dropoffReady: number;
+  /** The drop-off's service must start by then to be on time. */
   dropoffDue: number;
   /** Why no driver of this fleet can do it, decided before the run (null: reachable). */
   impossible: string | null;
@@ -123,11 +127,15 @@ function generateJobs(scenario: Scenario, area: Area, random: Random): PlannedJo
       dropoffServiceS: Math.round(random.between(...demand.service_s.dropoff)),
       pickupReady: createdAt,
       pickupDue: createdAt + demand.pickup_window_s,
+      dropoffReady: createdAt,
       dropoffDue: createdAt + demand.dropoff_window_s,
       impossible: null,
     };
   });
 }
+
+/** Why a job no driver's shift covers is impossible: drivers past their shift stay only for jobs created during it. */
+export const CREATED_AFTER_LAST_SHIFT = 'created after the last shift ended';
 
 /**
  * Decides before the run which jobs no driver of this fleet can do (a pickup beyond every driver's range of the
@@ -140,7 +148,7 @@ export function markImpossible(scenario: Scenario, area: Area | null, drivers: P
   return jobs.map((job) => {
     const nearest = clampTo({ bbox, ring: null }, job.pickup);
     const outOfRange = haversineM(nearest, job.pickup) * scenario.fleet.detour_factor > range;
-    const impossible = outOfRange ? 'pickup beyond every driver\'s range' : job.createdAt >= lastShiftEnd ? 'created after the last shift ended' : null;
+    const impossible = outOfRange ? 'pickup beyond every driver\'s range' : job.createdAt >= lastShiftEnd ? CREATED_AFTER_LAST_SHIFT : null;
     return { ...job, impossible };
   });
 }

@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Plan } from './plan.ts';
+import type { Plan, PlannedJob } from './plan.ts';
 
 /**
  * A run as JSON lines: a header (scenario, seed, strategy), the plan (fleet and jobs), then one line per event
@@ -39,12 +39,14 @@ export function readRecordedPlan(path: string): Plan {
   if (header.format !== 'dispatch-sim/1') throw new Error(`${path} is not a simulator recording (no dispatch-sim/1 header)`);
   const planLine = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.type === 'plan');
   if (!planLine) throw new Error(`${path} has no plan line`);
-  const plan = planLine as unknown as Omit<Plan, 'seed'> & { best_known?: Plan['bestKnown'] };
+  // Recordings made before drop-offs had a ready time carry none: theirs could start on arrival.
+  type RecordedJob = Omit<PlannedJob, 'dropoffReady'> & { dropoffReady?: number };
+  const plan = planLine as unknown as Omit<Plan, 'seed' | 'jobs'> & { jobs: RecordedJob[]; best_known?: Plan['bestKnown'] };
   return {
     scenario: plan.scenario,
     seed: header.seed ?? 0,
     drivers: plan.drivers,
-    jobs: plan.jobs,
+    jobs: plan.jobs.map((job) => ({ ...job, dropoffReady: job.dropoffReady ?? job.createdAt })),
     ...(plan.best_known ? { bestKnown: plan.best_known } : {}),
     ...(plan.tracks ? { tracks: plan.tracks } : {}),
   };

@@ -7,6 +7,9 @@ import { parseScenario, type Scenario } from './scenario.schema.ts';
 
 export const SCENARIO_DIR = path.resolve(import.meta.dirname, 'scenarios');
 
+/** The seed of a run that names none (the CLI's `--seed` default, and the benchmark's Li & Lim rows). */
+export const DEFAULT_SEED = 42;
+
 /** A scenario by name (`lunch-rush` → sim/scenarios/lunch-rush.json) or by path to a JSON file. */
 export function loadScenario(nameOrPath: string): Scenario {
   const file = existsSync(nameOrPath) ? nameOrPath : path.join(SCENARIO_DIR, `${nameOrPath}.json`);
@@ -16,21 +19,24 @@ export function loadScenario(nameOrPath: string): Scenario {
 
 /**
  * The plan for a run: `lilim:<instance>` loads a Li & Lim instance, a `.jsonl` path replays a recording's plan,
- * anything else is a scenario drawn with the seed.
+ * anything else is a scenario drawn with the seed. A Li & Lim instance and a recording have fixed jobs, but the seed
+ * still draws the drivers' behaviour (pool claim delays, offer answers), so it is passed on to them too; a recording
+ * replayed without a seed keeps the one it was recorded with, so it replays that run.
  */
-export function planFor(source: string, seed: number, resize: { drivers?: number; jobs?: number; hours?: number } = {}): Plan {
+export function planFor(source: string, seed: number | undefined, resize: { drivers?: number; jobs?: number; hours?: number } = {}): Plan {
   if (source.startsWith('lilim:')) {
     if (resize.jobs !== undefined || resize.hours !== undefined) throw new Error('a Li & Lim instance has its own jobs and horizon: --jobs and --hours do not apply');
-    return loadLiLim(source.slice('lilim:'.length), { drivers: resize.drivers });
+    return loadLiLim(source.slice('lilim:'.length), { drivers: resize.drivers, seed: seed ?? DEFAULT_SEED });
   }
   if (source.endsWith('.jsonl')) {
     if (resize.jobs !== undefined || resize.drivers !== undefined || resize.hours !== undefined) throw new Error('a recording replays its own fleet and jobs: --drivers, --jobs and --hours do not apply');
-    return readRecordedPlan(source);
+    const recorded = readRecordedPlan(source);
+    return seed === undefined ? recorded : { ...recorded, seed };
   }
   const scenario = resize.hours === undefined ? loadScenario(source) : shortened(loadScenario(source), resize.hours);
   return generatePlan(
     { ...scenario, fleet: { ...scenario.fleet, drivers: resize.drivers ?? scenario.fleet.drivers }, demand: { ...scenario.demand, jobs: resize.jobs ?? scenario.demand.jobs } },
-    seed,
+    seed ?? DEFAULT_SEED,
   );
 }
 

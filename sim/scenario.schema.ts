@@ -1,7 +1,11 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 
-/** A scenario is data (issue 7): where, who drives, what is asked for, and how the site dispatches. */
+/**
+ * A scenario is data (issue 7): where, who drives, what is asked for, and how the simulated office dispatches. The
+ * site's own workflow and dispatch settings are a fresh site's defaults, and the time windows are not sent to the
+ * engine (README, Simulator: "What a scenario cannot describe yet").
+ */
 
 const LatLng = Type.Object({ lat: Type.Number({ minimum: -90, maximum: 90 }), lng: Type.Number({ minimum: -180, maximum: 180 }) }, { additionalProperties: false });
 
@@ -70,8 +74,8 @@ export const ScenarioSchema = Type.Object(
         arrival_weights: Type.Array(Type.Number({ minimum: 0 }), { minItems: 1, description: 'relative arrival rate per equal slice of the day' }),
         pickup: Placement,
         dropoff: Placement,
-        pickup_window_s: Type.Number({ exclusiveMinimum: 0, description: 'a pickup is due this long after the job is created' }),
-        dropoff_window_s: Type.Number({ exclusiveMinimum: 0, description: 'a dropoff is due this long after the job is created' }),
+        pickup_window_s: Type.Number({ exclusiveMinimum: 0, description: "a pickup's service is due to start this long after the job is created (the simulator's on-time figures; not sent to the engine)" }),
+        dropoff_window_s: Type.Number({ exclusiveMinimum: 0, description: "a dropoff's service is due to start this long after the job is created (the simulator's on-time figures; not sent to the engine)" }),
         service_s: Type.Object({ pickup: Range, dropoff: Range }, { additionalProperties: false }),
         /** Jobs placed this far outside the area on purpose: the report must name them, not drop them. */
         unreachable_jobs: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -47,6 +47,9 @@ export type JobState = {
   abandonReason: string | null;
   assignedAt: number | null;
   pickupArrivedAt: number | null;
+  /** When the driver began working each stop: on arrival, or at the stop's ready time when early (Li & Lim). */
+  pickupStartedAt: number | null;
+  dropoffStartedAt: number | null;
   deliveredAt: number | null;
   meters: number;
 };
@@ -104,6 +107,8 @@ export function newJobState(plan: PlannedJob): JobState {
     abandonReason: null,
     assignedAt: null,
     pickupArrivedAt: null,
+    pickupStartedAt: null,
+    dropoffStartedAt: null,
     deliveredAt: null,
     meters: 0,
   };

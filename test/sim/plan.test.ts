@@ -1,15 +1,18 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventQueue } from '../../sim/event-queue.ts';
-import { loadLiLim } from '../../sim/li-lim.ts';
+import { haversineM } from '../../sim/geo.ts';
+import { loadLiLim, PDPTW_DIR } from '../../sim/li-lim.ts';
 import { generatePlan } from '../../sim/plan.ts';
 import { readRecordedPlan, writePlanRecording } from '../../sim/recording.ts';
 import { importTraces } from '../../sim/trace-import.ts';
 import { createRandom } from '../../sim/random.ts';
 import { loadScenario, planFor, SCENARIO_DIR } from '../../sim/scenario-loader.ts';
 import { parseScenario } from '../../sim/scenario.schema.ts';
+
+const total = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
 describe('scenarios and plans', () => {
   it('every shipped scenario validates against the schema', () => {
@@ -56,6 +59,17 @@ describe('scenarios and plans', () => {
     expect(new Set(plan.drivers.map((d) => JSON.stringify(d.start))).size).toBe(1);
     expect(plan.jobs.every((j) => j.impossible === null && j.pickupReady === j.createdAt)).toBe(true);
   });
+
+  it('one Li & Lim unit is one kilometre as the simulator measures distance, so distances compare with the best known', () => {
+    for (const instance of ['lc101', 'lr101']) {
+      const rows = readFileSync(path.join(PDPTW_DIR, `${instance}.txt`), 'utf8').trim().split('\n').slice(1).map((line) => line.trim().split(/\s+/).map(Number));
+      const byId = new Map(rows.map((row) => [row[0], row]));
+      // Each pickup's Euclidean distance to its delivery (columns: id, x, y, ..., pickup, delivery), in units.
+      const units = rows.filter((row) => row[0] !== 0 && row[8]! > 0).map((row) => Math.hypot(row[1]! - byId.get(row[8])![1]!, row[2]! - byId.get(row[8])![2]!));
+      const km = loadLiLim(instance).jobs.map((job) => haversineM(job.pickup, job.dropoff) / 1000);
+      expect(Math.abs(total(km) / total(units) - 1), instance).toBeLessThan(1e-4);
+    }
+  });
 });
 
 describe('simulation kernel', () => {
@@ -90,6 +104,16 @@ describe('recordings and GPS traces', () => {
     expect(readRecordedPlan(file)).toEqual(plan);
     writeFileSync(path.join(dir, 'other.jsonl'), '{"type":"something"}\n');
     expect(() => readRecordedPlan(path.join(dir, 'other.jsonl'))).toThrow(/not a simulator recording/);
+  });
+
+  it('the seed reaches Li & Lim and recorded plans, whose jobs are fixed but whose drivers draw their reactions from it', () => {
+    expect(planFor('lilim:lc101', 7).seed).toBe(7);
+    expect(planFor('lilim:lc101', undefined).seed).toBe(42);
+    const file = path.join(dir, 'seeded.jsonl');
+    writePlanRecording(file, generatePlan(loadScenario('test-small'), 5));
+    expect(planFor(file, 9).seed).toBe(9);
+    // Replayed without a seed, a recording keeps its own: the recorded run again.
+    expect(planFor(file, undefined).seed).toBe(5);
   });
 
   it('GPX tracks and CSV traces become drivers who replay their fixes at their recorded times', () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { CREATED_AFTER_LAST_SHIFT, markImpossible } from '../../sim/plan.ts';
 import { renderReport } from '../../sim/report-html.ts';
 import { planFor } from '../../sim/scenario-loader.ts';
 import { SimDatabases } from '../../sim/sim-database.ts';
@@ -59,6 +60,20 @@ describe('in-process simulation on the real engine', () => {
     // The saturated day is as deterministic as the small one: job creations overlapping later events included.
     const again = await simulateInProcess(plan, ['team-eta'], { databases });
     expect(JSON.stringify(again.comparison)).toBe(JSON.stringify(sim.comparison));
+  });
+
+  it('a job created after the last shift is reported impossible and not done, so completed never exceeds the reachable jobs', { timeout: 600_000 }, async () => {
+    // One driver whose shift ends halfway through the hour, busy past it with the jobs created before.
+    const base = planFor('test-small', 42, { jobs: 10, drivers: 1 });
+    const drivers = [{ ...base.drivers[0]!, shiftEnd: 1800 }];
+    const plan = { ...base, drivers, jobs: markImpossible(base.scenario, null, drivers, base.jobs) };
+    expect(plan.jobs.filter((job) => job.impossible === CREATED_AFTER_LAST_SHIFT).length).toBeGreaterThan(2);
+    const sim = await simulateInProcess(plan, ['team-eta', 'pool'], { databases });
+    for (const [name, result] of Object.entries(sim.comparison.strategies)) {
+      expect(result.impossible_jobs.filter((job) => job.outcome === 'completed'), name).toEqual([]);
+      expect(result.summary.completed, name).toBeLessThanOrEqual(result.summary.jobs - result.summary.impossible);
+      expect(result.not_completed_jobs, name).toEqual([]);
+    }
   });
 
   it('the HTML report renders in headless Chromium without errors', { timeout: 120_000 }, () => {
