@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { Services } from '../app/services.ts';
 import { authenticate, readCredential, type Credential } from '../http/auth/authenticate.ts';
+import { addressOf } from '../http/client-ip.ts';
 import { rateLimitKey } from '../http/auth/principal.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { isAllowed, type Access } from '../http/permissions.ts';
@@ -48,6 +49,7 @@ function refusal(error: unknown): Error & { data: unknown } {
  */
 export function authenticateHandshake(services: Services, access: Access, credentials: SocketCredentials) {
   return async (socket: Socket, next: (error?: Error) => void): Promise<void> => {
+    let counted = false;
     try {
       const now = services.clock.now().getTime();
       const forwarded = services.config.trustProxy ? socket.handshake.headers['x-forwarded-host'] : undefined;
@@ -60,13 +62,31 @@ export function authenticateHandshake(services: Services, access: Access, creden
       const principal = await authenticate({ orm: services.db.orm, credentials: services.credentials }, credential, site.id, now);
       if (!isAllowed(access, principal.role)) throw ApiError.forbidden(access, principal.role);
       // A handshake counts against the credential's REST quota: a reconnect storm is throttled like requests.
+      counted = true;
       await services.rateLimiter.consume(rateLimitKey(principal));
       const data: SocketData = { siteId: site.id, subdomain: site.subdomain, userId: principal.userId, role: principal.role, applicationId: principal.applicationId };
       socket.data = data;
       credentials.admit(socket, credential, principal, access, clearsBefore);
       next();
     } catch (error) {
-      next(refusal(error));
+      next(refusal(counted ? error : await chargedToAddress(services, socket, error)));
     }
   };
+}
+
+/**
+ * A handshake refused before the limiter (an unknown site host or credential: each a database query that is never
+ * cached) counts against its address's anonymous quota, as a REST request does; past it, the refusal is 429.
+ */
+async function chargedToAddress(services: Services, socket: Socket, error: unknown): Promise<unknown> {
+  const status = toApiError(error).status;
+  if (status !== 401 && status !== 404) return error;
+  const forwarded = socket.handshake.headers['x-forwarded-for'];
+  const address = addressOf(typeof forwarded === 'string' ? forwarded : undefined, socket.handshake.address, services.config.trustProxy);
+  try {
+    await services.rateLimiter.consume(`ip:${address}`);
+    return error;
+  } catch (limited) {
+    return limited;
+  }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { connectSocket, refusalOf } from '../realtime/socket-client.ts';
 import { useOneSite } from '../support/one-site.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -37,6 +38,10 @@ describe('anonymous quota behind a trusted proxy', () => {
   const ANONYMOUS_QUOTA = 5;
   const site = useOneSite({ TRUST_PROXY: 'true', RATE_LIMIT_POINTS: String(ANONYMOUS_QUOTA), RATE_LIMIT_WINDOW_SECONDS: '60' });
 
+  function socketGuess(i: number) {
+    return refusalOf(connectSocket(site.server.port, 'acme', '/driver', { token: `dsk_socketguess${i}`, headers: { 'x-forwarded-for': '198.51.100.30' } }));
+  }
+
   function fromBehindProxy(forwardedFor: string) {
     return site.server.client('acme').as({ headers: { 'x-forwarded-for': forwardedFor } }).get('/api/branding');
   }
@@ -46,6 +51,11 @@ describe('anonymous quota behind a trusted proxy', () => {
     const spoofed = await fromBehindProxy('203.0.113.99, 198.51.100.7');
     expect([spoofed.status, spoofed.body]).toEqual([429, expect.objectContaining({ code: 'RATE_LIMITED' })]);
     expect((await fromBehindProxy('203.0.113.0, 198.51.100.8')).status).toBe(200);
+  });
+
+  it('charges socket handshakes refused for an unknown key to their address too', async () => {
+    for (let i = 0; i < ANONYMOUS_QUOTA; i += 1) expect(await socketGuess(i)).toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    expect(await socketGuess(99)).toMatchObject({ code: 'RATE_LIMITED' });
   });
 
   it('charges requests refused for an unknown API key or site host to their address, so a flood of guesses meets 429', async () => {
