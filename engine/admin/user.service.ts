@@ -107,7 +107,9 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   }
   if (input.password !== undefined) {
     user.passwordHash = await hashPassword(input.password);
-    user.passwordSetBySiteId = actor.userId === user.id ? null : scope.siteId;
+    // Staff set it: good on their site only. The user set it themself: it stays as good as the password they signed
+    // in with (a session opened with a password a site's staff know may be theirs), so only a reset link frees it.
+    if (actor.userId !== user.id) user.passwordSetBySiteId = scope.siteId;
   }
   await applyHomeAddress(em, actor, scope, user, input);
   if (scope.siteId === null && input.is_active !== undefined) user.isActive = input.is_active;
@@ -136,7 +138,8 @@ const ACCOUNT_FIELDS = ['email', 'password', 'first_name', 'last_name', 'display
 
 /**
  * A site changes the account of a user whose first profile is its own (`account_owned_elsewhere`, migration 0040):
- * not of one another site had first (a site that linked another site's admin as its customer), nor of a platform
+ * not of one another site had first (a site that linked another site's admin as its customer), nor of another
+ * site's staff (whichever site had them first), nor of a platform
  * operator or an API key's account; the site that had them first still manages its own staff and customers. The
  * user themself, and the platform host, may.
  * @throws DomainError 403 ACCOUNT_SHARED naming the first account field given

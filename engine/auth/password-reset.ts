@@ -6,6 +6,7 @@ import { hashPassword } from '../../persistence/secrets.ts';
 import { revokeUserSessions } from '../admin/user-sessions.ts';
 import type { Clock } from '../clock.ts';
 import { sendMail } from '../mail/mailbox.ts';
+import { hasEmailIntegration } from '../notify/send-notification.ts';
 import { consumeTicket, issueTicket } from './tickets.ts';
 
 const RESET_TTL_SECONDS = 3600;
@@ -32,10 +33,9 @@ export async function requestPasswordReset(
     : user.isPlatformOperator;
   if (!allowed) return;
   const ticket = await issueTicket(em, clock, { purpose: 'password_reset', siteId: site?.id ?? null, userId: user.id, ttlSeconds: RESET_TTL_SECONDS });
-  const shared = site ? (await em.execute<{ shared: boolean }[]>('select account_beyond_site(?, ?) as shared', [user.id, site.id]))[0]?.shared : false;
   await sendMail(em, {
     siteId: site?.id ?? null,
-    platformOnly: shared,
+    platformOnly: site !== null && (await accountBeyondSite(em, user.id, site.id)),
     to: user.email,
     subject: `Reset your ${site?.name ?? 'platform'} password`,
     body:
@@ -59,8 +59,10 @@ export async function confirmPasswordReset(
   const ticket = await consumeTicket(em, clock, 'password_reset', token);
   const user = await em.findOneOrFail(UserSchema, { id: ticket.userId });
   user.passwordHash = await hashPassword(newPassword);
-  // The user chose it (they hold the reset link): good on every site they belong to.
-  user.passwordSetBySiteId = null;
+  // Whoever held the link chose it. Through the platform's mailbox that is the user: good on every site they belong
+  // to. Through a site's own email integration (its admins choose the server and read pending messages) the site's
+  // staff may have: good on that site only, as a password they set (migration 0039).
+  user.passwordSetBySiteId = await siteMailCarriedReset(em, ticket.siteId ?? null, user.id);
   recordAudit(em, { ...actor, userId: user.id }, {
     siteId,
     action: 'password_reset',
@@ -71,4 +73,16 @@ export async function confirmPasswordReset(
   });
   await em.flush();
   await revokeUserSessions(em, { siteId }, user.id);
+}
+
+/** Whether the account reaches beyond the site (migration 0036): a profile elsewhere, a platform operator or a key's. */
+async function accountBeyondSite(em: EntityManager, userId: string, siteId: string): Promise<boolean> {
+  const [row] = await em.execute<{ shared: boolean }[]>('select account_beyond_site(?, ?) as shared', [userId, siteId]);
+  return row?.shared === true;
+}
+
+/** The site whose own email integration carried a reset link of this site's (`requestPasswordReset`'s choice), or null. */
+async function siteMailCarriedReset(em: EntityManager, siteId: string | null, userId: string): Promise<string | null> {
+  if (siteId === null || !(await hasEmailIntegration(em, siteId)) || (await accountBeyondSite(em, userId, siteId))) return null;
+  return siteId;
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AccessTokenSchema } from '../../persistence/entities/access-token.entity.ts';
+import { OrganizationSchema } from '../../persistence/entities/organization.entity.ts';
 import { RefreshTokenSchema } from '../../persistence/entities/refresh-token.entity.ts';
 import { SiteSchema } from '../../persistence/entities/site.entity.ts';
 import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
@@ -87,7 +88,11 @@ export async function completeSiteSelection(
   await switchTenant(em, { siteId: hostSiteId, userId: ticket.userId });
   const profile = await em.findOne(UserProfileSchema, { id: profileId, userId: ticket.userId, isActive: true }, { filters: { site: false } });
   if (!profile || (hostSiteId !== null && profile.siteId !== hostSiteId)) throw DomainError.notFound('Profile', profileId);
+  // A sign-in on a site's host chooses among that site's profiles only, and a password a site's staff chose leads to
+  // that site only (the choice `signIn` offered): a profile id of another site is refused, not merely left unlisted.
+  if (ticket.siteId !== null && profile.siteId !== ticket.siteId) throw DomainError.notFound('Profile', profileId);
   const user = await em.findOneOrFail(UserSchema, { id: ticket.userId });
+  if (user.passwordSetBySiteId !== null && profile.siteId !== user.passwordSetBySiteId) throw DomainError.notFound('Profile', profileId);
   return issueSession(em, settings, user, profile);
 }
 
@@ -157,9 +162,12 @@ export async function revokeSession(em: EntityManager, sessionId: string): Promi
 }
 
 async function describeChoices(em: EntityManager, profiles: UserProfile[]): Promise<ProfileChoice[]> {
+  // A switched-off organization's sites are switched off with it (SITE_INACTIVE on their hosts): not offered.
   const sites = await em.find(SiteSchema, { id: { $in: profiles.map((p) => p.siteId) }, isActive: true });
+  const organizations = await em.find(OrganizationSchema, { id: { $in: [...new Set(sites.map((s) => s.organizationId))] }, isActive: true });
+  const usable = sites.filter((site) => organizations.some((o) => o.id === site.organizationId));
   return profiles.flatMap((profile) => {
-    const site = sites.find((s) => s.id === profile.siteId);
+    const site = usable.find((s) => s.id === profile.siteId);
     return site ? [{ profile, siteName: site.name, subdomain: site.subdomain }] : [];
   });
 }

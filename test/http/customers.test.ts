@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createOperator, sessionClient, signIn as signInTo, type SiteFixture } from '../support/fixtures.ts';
 import { MailMessageSchema } from '../../persistence/entities/mail-message.entity.ts';
+import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
@@ -152,6 +153,34 @@ describe('customers', () => {
       const refused = await sites.acme.as.dispatcher.post<Failure>('/api/job', jobRequest({ customer_email: undefined, ...naming }));
       expect([refused.status, refused.body.code]).toEqual([409, 'CUSTOMER_INACTIVE']);
     }
+  });
+
+  it("a staff-set password stays bound to its site: changed by the user in a session it opened, or chosen at /auth/site", async () => {
+    const email = 'made-admin@example.com';
+    const made = await sites.acme.as.admin.post<One<{ id: string }>>('/api/user', { email, password: 'set-by-acme-admin', role: 'admin' });
+    expect(made.status).toBe(201);
+    const self = await sessionClient(sites.server, 'acme', { email, password: 'set-by-acme-admin' });
+    expect((await self.put('/api/user', { id: made.body.data.id, password: 'changed-in-that-session' })).status).toBe(200);
+    await addCustomer(sites.globex, { email });
+    const onGlobex = await sites.server.client('globex').post<Failure>('/api/auth/signin', { email, password: 'changed-in-that-session' });
+    expect([onGlobex.status, onGlobex.body.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    // The platform host offers acme's profile only, and refuses globex's when asked for it by id.
+    const pre = await sites.server.client(null).post<One<{ pre_auth_token: string; profiles: { subdomain: string }[] }>>('/api/auth/signin', { email, password: 'changed-in-that-session' });
+    expect(pre.body.data.profiles.map((p) => p.subdomain)).toEqual(['acme']);
+    const [globexProfile] = await inTenantScope(sites.server.services.db.orm, { siteId: null, platform: true }, (em) =>
+      em.find(UserProfileSchema, { userId: made.body.data.id, siteId: sites.globex.site.id }, { filters: { site: false } }),
+    );
+    const chosen = await sites.server.client(null).post('/api/auth/site', { pre_auth_token: pre.body.data.pre_auth_token, profile_id: globexProfile!.id });
+    expect(chosen.status).toBe(404);
+  });
+
+  it("never changes the account of another site's staff, even from the site that had them first as a customer", async () => {
+    const customer = await addCustomer(sites.acme, { email: 'shopper-then-staff@example.com' });
+    const operator = await createOperator(sites.server, `op-staff-${Date.now()}@platform.example`);
+    const platform = sites.server.client(null).as({ accessToken: (await signInTo(sites.server.client(null), operator.email, operator.password)).access_token });
+    expect((await platform.put('/api/user', { id: customer.id, role: 'dispatcher', site_id: sites.globex.site.id })).status).toBe(200);
+    const refused = await sites.acme.as.dispatcher.put<Failure>('/api/customer', { id: customer.id, email: 'taken@example.com' });
+    expect([refused.status, refused.body.code]).toEqual([403, 'ACCOUNT_SHARED']);
   });
 
   it("never lets the customer endpoints change the account of this site's own staff (a dispatcher taking over the admin)", async () => {
