@@ -33,6 +33,7 @@ const EnvSchema = Type.Object({
   SIGNIN_FAILURE_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 900 }),
   SEED_DEMO: Type.Boolean({ default: true }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  TRUST_PROXY_HOPS: Type.Integer({ minimum: 1, maximum: 10, default: 1 }),
   RESPONSE_VALIDATION: Type.Boolean({ default: false }),
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/]*\\{site\\}[^/]*$' })),
   WEBHOOK_ALLOW_LOOPBACK: Type.Boolean({ default: false }),
@@ -68,6 +69,8 @@ export type Config = {
   signInFailures: { limit: number; windowSeconds: number };
   seedDemo: boolean;
   trustProxy: boolean;
+  /** With `trustProxy`, how many proxies of ours append to X-Forwarded-For (a CDN before a load balancer: 2). */
+  trustedProxyHops: number;
   /** Check every response against its declared schema and answer 500 on a mismatch (tests). */
   responseValidation: boolean;
   /** Sites' public origin, `{site}` standing for the subdomain: what links and redirects sent to browsers and providers start with. */
@@ -133,6 +136,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     signInFailures: { limit: valid.SIGNIN_FAILURE_LIMIT, windowSeconds: valid.SIGNIN_FAILURE_WINDOW_SECONDS },
     seedDemo: valid.SEED_DEMO,
     trustProxy: valid.TRUST_PROXY,
+    trustedProxyHops: valid.TRUST_PROXY_HOPS,
     responseValidation: valid.RESPONSE_VALIDATION,
     publicUrl,
     webhookAllowLoopback: valid.WEBHOOK_ALLOW_LOOPBACK,

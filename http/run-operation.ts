@@ -6,7 +6,7 @@ import type { Site } from '../persistence/entities/site.entity.ts';
 import { inTenantScope, type TenantScope } from '../persistence/tenant-scope.ts';
 import { tenantRead } from '../engine/runtime/tenant-read.ts';
 import { authenticate, readCredential, type Credential } from './auth/authenticate.ts';
-import { clientIp } from './client-ip.ts';
+import { clientIp, trustedHops } from './client-ip.ts';
 import { rateLimitKey, type Principal } from './auth/principal.ts';
 import { ApiError, toApiError } from './errors.ts';
 import type { Operation, OperationContext } from './operation.ts';
@@ -135,7 +135,7 @@ function handlerContext(services: Services, event: H3Event, resolved: Resolved):
     requestId: resolved.requestId,
     // Read only by the handlers that need it.
     get ip() {
-      return clientIp(event, services.config.trustProxy);
+      return clientIp(event, trustedHops(services.config));
     },
     actor: { userId: principal?.userId ?? null, applicationId: principal?.applicationId ?? null, requestId: resolved.requestId },
     transaction: async (work, scope) => {
@@ -168,7 +168,7 @@ function serialize(payload: unknown): string {
 
 /** The quota key of a caller without a (valid) credential: its address. */
 function anonymousKey(services: Services, event: H3Event): string {
-  return `ip:${clientIp(event, services.config.trustProxy)}`;
+  return `ip:${clientIp(event, trustedHops(services.config))}`;
 }
 
 /** A refusal of the host's site (404 SITE_NOT_FOUND) or of the credential (401), the steps before the limiter. */

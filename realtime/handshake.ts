@@ -1,7 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { Services } from '../app/services.ts';
 import { authenticate, readCredential, type Credential } from '../http/auth/authenticate.ts';
-import { addressOf } from '../http/client-ip.ts';
+import { addressOf, trustedHops } from '../http/client-ip.ts';
 import { rateLimitKey } from '../http/auth/principal.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { isAllowed, type Access } from '../http/permissions.ts';
@@ -82,7 +82,7 @@ async function chargedToAddress(services: Services, socket: Socket, error: unkno
   const status = toApiError(error).status;
   if (status !== 401 && status !== 404) return error;
   const forwarded = socket.handshake.headers['x-forwarded-for'];
-  const address = addressOf(typeof forwarded === 'string' ? forwarded : undefined, socket.handshake.address, services.config.trustProxy);
+  const address = addressOf(typeof forwarded === 'string' ? forwarded : undefined, socket.handshake.address, trustedHops(services.config));
   try {
     await services.rateLimiter.consume(`ip:${address}`);
     return error;
