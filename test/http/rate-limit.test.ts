@@ -76,12 +76,12 @@ describe('anonymous quota behind a trusted proxy', () => {
 });
 
 describe('anonymous quota behind two trusted proxies (TRUST_PROXY_HOPS=2)', () => {
-  const QUOTA = 3;
-  const site = useOneSite({ TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2', RATE_LIMIT_POINTS: String(QUOTA), RATE_LIMIT_WINDOW_SECONDS: '60' });
+  const HOPS_QUOTA = 3;
+  const site = useOneSite({ TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2', RATE_LIMIT_POINTS: String(HOPS_QUOTA), RATE_LIMIT_WINDOW_SECONDS: '60' });
   const through = (forwardedFor: string) => site.server.client('acme').as({ headers: { 'x-forwarded-for': forwardedFor } }).get('/api/branding');
 
   it('counts the address the outer proxy saw, not the inner proxy every caller shares, nor what the client wrote', async () => {
-    for (let i = 0; i < QUOTA; i += 1) expect((await through(`10.9.9.${i}, 203.0.113.7, 198.51.100.1`)).status).toBe(200);
+    for (let i = 0; i < HOPS_QUOTA; i += 1) expect((await through(`10.9.9.${i}, 203.0.113.7, 198.51.100.1`)).status).toBe(200);
     expect((await through('10.9.9.99, 203.0.113.7, 198.51.100.1')).status).toBe(429);
     // Another caller behind the same inner proxy has a quota of its own.
     expect((await through('203.0.113.8, 198.51.100.1')).status).toBe(200);
