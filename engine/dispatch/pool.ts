@@ -89,7 +89,7 @@ export async function listPool(read: TenantRead, workflows: WorkflowLookup, site
  * longer holds, in any number of processes. The winner's job is dispatched in the same transaction (as the system,
  * on the driver's behalf); if that fails, the claim rolls back and the offer stays open. A claim is the driver's own
  * choice, so it counts as accepted.
- * @throws DomainError 404 (unknown, not yet posted, or another team's offer), 409 ALREADY_CLAIMED, 409 DRIVER_AT_CAPACITY
+ * @throws DomainError 404 (unknown, not yet posted, or another team's offer), 409 ALREADY_CLAIMED, 409 DRIVER_AT_CAPACITY, 409 NO_DEFAULT_VEHICLE
  */
 export async function claimFromPool(scope: CommandScope, dispatchId: string): Promise<Assigned> {
   const driverId = scope.actor.userId;
@@ -123,6 +123,11 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
   const driver = loaded.driver;
   if (driver && driver.maxLoad !== null && driver.load >= driver.maxLoad) {
     throw new DomainError(409, 'DRIVER_AT_CAPACITY', `Driver ${driverId} has ${driver.load} open jobs, their limit (max_load ${driver.maxLoad})`, 'dispatch_id');
+  }
+  // A claim goes out with the driver's default vehicle and takes no other: without an active one, say so (the
+  // assignment's own VEHICLE_REQUIRED asks for a vehicle_id the claim cannot carry).
+  if (driver && driver.active && driver.defaultVehicleId === null) {
+    throw new DomainError(409, 'NO_DEFAULT_VEHICLE', `Driver ${driverId} has no active default vehicle: the office sets one on the worker before they claim`, 'dispatch_id');
   }
   // `assignJob` checks the zone only for what it reads itself; after its own first check (the phase), as it would.
   if (loaded.job.phase === 'unassigned') await assertDispatchableZone(scope.em, loaded.job);

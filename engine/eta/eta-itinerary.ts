@@ -33,17 +33,19 @@ type Row = {
 const OPEN_STOP = `s.phase not in ('completed', 'cancelled')`;
 
 /**
- * A driver's open stops in the order they will be driven: the stops of their assigned and in-progress jobs, route
- * by route (by service date, then the one started first, then the older), each in its route order; jobs on no route
- * after, oldest job first, each in its stop order. Positions are numbered per route: ordered by position alone, two
- * routes of one day were driven a stop of each in turn.
+ * A driver's open stops in the order they will be driven: the stops of their assigned and in-progress jobs, day by
+ * day (a route's service date; for a job on no route, the day its first window opens, else today), then route by
+ * route (the one started first, then the older), each in its route order, then jobs on no route, oldest first, each
+ * in its stop order. Positions are numbered per route: ordered by position alone, two routes of one day were driven
+ * a stop of each in turn; and a job on no route put after tomorrow's route waited for its windows.
  */
 export async function driverItinerary(em: EntityManager, siteId: string, driverUserId: string): Promise<ItineraryStop[]> {
   return readStops(
     em,
     `j.site_id = ? and j.driver_user_id = ? and j.phase in ('assigned', 'in_progress') and j.deleted_at is null`,
     [siteId, driverUserId],
-    'r.service_date nulls last, r.started_at nulls last, r.created_at, r.id, rs.position nulls last, j.created_at, j.id, s.sort_order',
+    `coalesce(r.service_date, to_char((select min(c.complete_after) from stop c where c.job_id = j.id and c.site_id = j.site_id), 'YYYY-MM-DD'), to_char(now(), 'YYYY-MM-DD')),
+     r.started_at nulls last, r.created_at, r.id, rs.position nulls last, j.created_at, j.id, s.sort_order`,
   );
 }
 

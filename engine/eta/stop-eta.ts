@@ -10,6 +10,8 @@ export type StopEstimate = {
   cumulativeDistanceMeters: number;
   /** Whole seconds from now until arrival: travel, the service times of earlier stops, and waits for windows. */
   cumulativeDurationSeconds: number;
+  /** Of those, the seconds spent waiting for windows to open (this stop's and earlier ones'): 0 when none. */
+  waitedSeconds: number;
 };
 
 /**
@@ -40,6 +42,7 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
       completionAt: new Date(arrivalMs + stop.serviceSeconds * 1000),
       cumulativeDistanceMeters: Math.round(leg.cumulative_distance_meters),
       cumulativeDurationSeconds: Math.round((arrivalMs - now.getTime()) / 1000),
+      waitedSeconds: Math.round(waitedMs / 1000),
     };
   });
 }

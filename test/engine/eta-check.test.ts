@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDriverEtas, mappingPolicyOf, type EtaCheckDeps } from '../../engine/eta/eta-check.ts';
 import { assertKnownVariables, defaultTemplate, renderTemplate, TEMPLATE_VARIABLES, type TemplateValues } from '../../engine/eta/eta-templates.ts';
+import { crossesThreshold } from '../../engine/eta/eta-triggers.ts';
 import { DomainError } from '../../engine/domain-error.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
@@ -45,6 +46,16 @@ describe('ETA checks', () => {
       ),
     );
     expect(sent).toEqual([{ stop_id: job.stops[0]!.id, audited: '1' }]);
+  });
+});
+
+describe('ETA thresholds', () => {
+  it('a distance trigger does not fire for a stop reached only after waiting for a window (the driver passes by, not for it)', () => {
+    const stop = { stopId: 'stp_1', jobId: 'job_1', stopIndex: 0, type: 'pickup', lat: 0, lng: 0, address: '', serviceSeconds: 300, completeAfter: null, customerUserId: null, contactName: null, contactPhone: null };
+    const estimate = { stop, arrivalAt: new Date(), completionAt: new Date(), cumulativeDistanceMeters: 500, cumulativeDurationSeconds: 90_000, waitedSeconds: 0 };
+    const config = { triggerType: 'distance_away', triggerValue: 2 } as const;
+    expect(crossesThreshold(config, estimate)).toBe(true);
+    expect(crossesThreshold(config, { ...estimate, waitedSeconds: 86_000 })).toBe(false);
   });
 });
 

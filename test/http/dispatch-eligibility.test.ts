@@ -66,3 +66,16 @@ it('lists a suspended driver asked for by operational_status as unavailable (ina
   expect(entry).toMatchObject({ available: false, unavailable_reason: 'inactive' });
   expect((await assign({ job_id: job.id, driver_id: driver.id })).body.code).toBe('DRIVER_NOT_ACTIVE');
 });
+
+it('a pool claim by a driver without an active default vehicle says so (409 NO_DEFAULT_VEHICLE), and the offer stays open', async () => {
+  const vehicle = await createVehicle(site.acme, 'Van in the shop');
+  const driver = await createDriver(site.server, site.acme, { name: 'Walking Wes', at: PARIS, vehicleId: vehicle });
+  expect((await site.acme.as.admin.put('/api/vehicle', { id: vehicle, is_active: false })).status).toBe(200);
+  const offered = await jobAt(site.acme.as.dispatcher, PARIS);
+  const posted = await site.acme.as.dispatcher.post<{ data: { succeeded: { id: string }[] } }>('/api/dispatch/pool', { job_ids: [offered.id] });
+  const offer = posted.body.data.succeeded[0]!.id;
+  const refused = await driver.client.post<{ code: string }>('/api/dispatch/claim', { dispatch_id: offer });
+  expect([refused.status, refused.body.code]).toEqual([409, 'NO_DEFAULT_VEHICLE']);
+  const record = await site.acme.as.dispatcher.get<{ data: { assigned_to_driver_id: string | null; status: string } }>(`/api/dispatch?id=${offer}`);
+  expect(record.body.data).toMatchObject({ assigned_to_driver_id: null, status: 'pending' });
+});

@@ -157,6 +157,19 @@ describe('GET /eta/job', () => {
     expect(eta.stops.map((stop) => stop.cumulative_duration_seconds)).toEqual(alone.legs.map((leg) => Math.round(leg.cumulative_duration_seconds)));
   });
 
+  it("a job on no route given today comes before tomorrow's route, and does not wait for its windows", async () => {
+    const driver = await newDriver('eta.unrouted@acme.example', { lat: 48.8738, lng: 2.295 }, false);
+    const van = await acme.as.admin.post<One<{ id: string }>>('/api/vehicle', { name: 'ETA unrouted van', type: 'van' });
+    const opens = new Date(server.clock.now().getTime() + 20 * 3600_000);
+    const tomorrow = await createJob(acme.as.dispatcher, { stops: [{ ...STOPS[0]!, complete_after: opens.toISOString(), complete_before: new Date(opens.getTime() + 7200_000).toISOString() }, STOPS[1]!] });
+    const routed = await acme.as.dispatcher.post('/api/dispatch/assign', { job_id: tomorrow.id, driver_id: driver.id, vehicle_id: van.body.data.id });
+    expect(routed.status, routed.text).toBe(200);
+    const today = await createJob(acme.as.dispatcher, { driver_user_id: driver.id, stops: STOPS });
+    expect((await acme.as.dispatcher.post('/api/job/state', { job_id: today.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${today.id}`)).body.data;
+    expect(eta.stops[0]!.cumulative_duration_seconds!).toBeLessThan(3600);
+  });
+
   it('an unassigned job: the best driver is the nearest eligible one (an offline driver is not eligible, however close)', async () => {
     const job = await createJob(acme.as.dispatcher, { stops: STOPS });
     const near = await newDriver('eta.near@acme.example', { lat: 48.86, lng: 2.35 });
