@@ -160,7 +160,8 @@ describe('GET /eta/job', () => {
   it("a job on no route given today comes before tomorrow's route, and does not wait for its windows", async () => {
     const driver = await newDriver('eta.unrouted@acme.example', { lat: 48.8738, lng: 2.295 }, false);
     const van = await acme.as.admin.post<One<{ id: string }>>('/api/vehicle', { name: 'ETA unrouted van', type: 'van' });
-    const opens = new Date(server.clock.now().getTime() + 20 * 3600_000);
+    // 30 h ahead: on a later calendar date whatever the time of day (the route's service day is that date).
+    const opens = new Date(server.clock.now().getTime() + 30 * 3600_000);
     const tomorrow = await createJob(acme.as.dispatcher, { stops: [{ ...STOPS[0]!, complete_after: opens.toISOString(), complete_before: new Date(opens.getTime() + 7200_000).toISOString() }, STOPS[1]!] });
     const routed = await acme.as.dispatcher.post('/api/dispatch/assign', { job_id: tomorrow.id, driver_id: driver.id, vehicle_id: van.body.data.id });
     expect(routed.status, routed.text).toBe(200);
