@@ -25,3 +25,12 @@ export function addressOf(forwardedFor: string | null | undefined, connection: s
 
 /** The proxies to trust for the client's address, from the configuration: none unless `TRUST_PROXY` is on. */
 export const trustedHops = (config: { trustProxy: boolean; trustedProxyHops: number }): number => (config.trustProxy ? config.trustedProxyHops : 0);
+
+/** The rate-limit key of a caller without a (valid) credential, REST or socket: its address. */
+export const anonymousQuotaKey = (address: string): string => `ip:${address}`;
+
+/**
+ * A refusal of the host's site (404 SITE_NOT_FOUND) or of the credential (401): the steps before the limiter, each a
+ * database query that is never cached, so such a refusal is charged to the address's anonymous quota.
+ */
+export const isUnidentified = (status: number): boolean => status === 401 || status === 404;

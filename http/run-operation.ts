@@ -6,7 +6,7 @@ import type { Site } from '../persistence/entities/site.entity.ts';
 import { inTenantScope, type TenantScope } from '../persistence/tenant-scope.ts';
 import { tenantRead } from '../engine/runtime/tenant-read.ts';
 import { authenticate, readCredential, type Credential } from './auth/authenticate.ts';
-import { clientIp, trustedHops } from './client-ip.ts';
+import { anonymousQuotaKey, clientIp, isUnidentified, trustedHops } from './client-ip.ts';
 import { rateLimitKey, type Principal } from './auth/principal.ts';
 import { ApiError, toApiError } from './errors.ts';
 import type { Operation, OperationContext } from './operation.ts';
@@ -78,7 +78,7 @@ export async function runOperation(services: Services, operation: Operation, eve
     if (services.config.responseValidation) assertResponseShape(operation, payload);
   } catch (thrown) {
     let error = toApiError(thrown);
-    if (!counted && isUnidentified(error)) {
+    if (!counted && isUnidentified(error.status)) {
       // Refused before the limiter (an unknown site host or credential, each a database query that is never
       // cached): charged to the address's anonymous quota, else a flood of made-up keys or hosts met no limit.
       try {
@@ -168,12 +168,7 @@ function serialize(payload: unknown): string {
 
 /** The quota key of a caller without a (valid) credential: its address. */
 function anonymousKey(services: Services, event: H3Event): string {
-  return `ip:${clientIp(event, trustedHops(services.config))}`;
-}
-
-/** A refusal of the host's site (404 SITE_NOT_FOUND) or of the credential (401), the steps before the limiter. */
-function isUnidentified(error: ApiError): boolean {
-  return error.status === 401 || error.status === 404;
+  return anonymousQuotaKey(clientIp(event, trustedHops(services.config)));
 }
 
 function resolveSite(services: Services, operation: Operation, event: H3Event): Site | null | Promise<Site> {

@@ -1,7 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { Services } from '../app/services.ts';
 import { authenticate, readCredential, type Credential } from '../http/auth/authenticate.ts';
-import { addressOf, trustedHops } from '../http/client-ip.ts';
+import { addressOf, anonymousQuotaKey, isUnidentified, trustedHops } from '../http/client-ip.ts';
 import { rateLimitKey } from '../http/auth/principal.ts';
 import { ApiError, toApiError } from '../http/errors.ts';
 import { isAllowed, type Access } from '../http/permissions.ts';
@@ -79,12 +79,11 @@ export function authenticateHandshake(services: Services, access: Access, creden
  * cached) counts against its address's anonymous quota, as a REST request does; past it, the refusal is 429.
  */
 async function chargedToAddress(services: Services, socket: Socket, error: unknown): Promise<unknown> {
-  const status = toApiError(error).status;
-  if (status !== 401 && status !== 404) return error;
+  if (!isUnidentified(toApiError(error).status)) return error;
   const forwarded = socket.handshake.headers['x-forwarded-for'];
   const address = addressOf(typeof forwarded === 'string' ? forwarded : undefined, socket.handshake.address, trustedHops(services.config));
   try {
-    await services.rateLimiter.consume(`ip:${address}`);
+    await services.rateLimiter.consume(anonymousQuotaKey(address));
     return error;
   } catch (limited) {
     return limited;
