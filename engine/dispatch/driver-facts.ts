@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { nameOnFile } from '../admin/user-name.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import { DomainError } from '../domain-error.ts';
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
@@ -93,7 +94,8 @@ export async function loadDriverFacts(em: EntityManager, siteId: string, scope: 
 }
 
 function toFacts(row: Row): DriverFacts {
-  const name = row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email);
+  // Staff read these names (dispatch answers, the available-drivers list), who may see the email.
+  const name = nameOnFile(row) ?? row.email;
   return {
     userId: row.user_id,
     name,

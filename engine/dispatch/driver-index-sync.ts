@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { nameOnFile } from '../admin/user-name.ts';
 import type { Availability } from '../../machines/driver-availability.machine.ts';
 import type { WorkerScheduleData } from '../fleet/schedule.ts';
 import { WORKER_FACT_COLUMNS, WORKER_FACT_JOINS, type DriverFacts } from './driver-facts.ts';
@@ -184,7 +185,7 @@ export async function loadSlowFacts(em: EntityManager, siteId: string): Promise<
   );
   return rows.map((row) => ({
     userId: row.user_id,
-    name: row.display_name ?? ([row.first_name, row.last_name].filter(Boolean).join(' ') || row.email),
+    name: nameOnFile(row) ?? row.email,
     email: row.email,
     firstName: row.first_name,
     lastName: row.last_name,
