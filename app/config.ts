@@ -21,6 +21,8 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ minLength: 1, default: './.data' }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   REDIS_PREFIX: Type.String({ pattern: '^[A-Za-z0-9:_-]+$', default: 'dispatch' }),
+  QUEUE_SWEEP_GRACE_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
+  QUEUE_SWEEP_INTERVAL_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], {
     default: 'info',
@@ -59,6 +61,11 @@ export type Config = {
   dataDir: string;
   redisUrl: string | undefined;
   redisPrefix: string;
+  /**
+   * With Redis: how long a relayed event's job or a webhook retry may stay unfinished before the queue sweeper asks
+   * Redis whether it still has the job (and adds it again if not), and how often the sweeper runs.
+   */
+  queueSweep: { graceSeconds: number; intervalSeconds: number };
   /** 32+ bytes of key material for token signing and field encryption. */
   secretKey: string;
   logLevel: Env['LOG_LEVEL'];
@@ -128,6 +135,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     redisUrl: valid.REDIS_URL,
     redisPrefix: valid.REDIS_PREFIX,
+    queueSweep: { graceSeconds: valid.QUEUE_SWEEP_GRACE_SECONDS, intervalSeconds: valid.QUEUE_SWEEP_INTERVAL_SECONDS },
     secretKey: valid.SECRET_KEY ?? developmentSecret(valid.NODE_ENV, dataDir),
     logLevel: valid.LOG_LEVEL,
     accessTokenTtlSeconds: valid.ACCESS_TOKEN_TTL_SECONDS,

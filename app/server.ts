@@ -30,6 +30,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   // Committed events leave only through the relay (DESIGN §3): it runs wherever the API runs.
   services.outboxRelay.start();
+  // What Redis loses (a restart without persistence) comes back from PostgreSQL, under the same job ids.
+  services.queueSweeper?.start();
   // Consumers of committed events that every API process runs (webhook delivery is started separately).
   await services.queue.process(EVENT_QUEUES.earnings, createEarningsConsumer({ orm: services.db.orm, logger: services.logger, crypto: services.crypto, mappingPolicy: mappingPolicyOf(services.config) }), { concurrency: 2 });
   // Drivers whose sockets closed go offline when their grace period ends, whichever process it ends in.

@@ -5,6 +5,7 @@ import { createEngine, type Engine } from '../engine/engine.ts';
 import { createLocationTracker, type LocationTracker } from '../engine/drivers/driver-track-batcher.ts';
 import { createOutboxRelay, type OutboxRelay } from '../engine/outbox/outbox-relay.ts';
 import { createDurableQueue } from '../engine/queue/create-queue.ts';
+import { createQueueSweeper, type QueueSweeper } from '../engine/queue/queue-sweeper.ts';
 import type { DurableQueue } from '../engine/queue/durable-queue.ts';
 import { CredentialCache } from '../http/auth/credential-cache.ts';
 import { SignInThrottle } from '../http/auth/sign-in-throttle.ts';
@@ -34,6 +35,8 @@ export type Services = {
   queue: DurableQueue;
   /** Moves committed outbox rows to the `events` queue; kicked after every command commit. */
   outboxRelay: OutboxRelay;
+  /** With Redis: adds again the relayed jobs and webhook retries Redis lost (null on the table queue, which needs none). */
+  queueSweeper: QueueSweeper | null;
   /** Encrypts secret columns (AES-256-GCM, key from SECRET_KEY). */
   crypto: FieldCrypto;
   /** Attachment files: the local disk behind signed URLs, or an S3-compatible bucket (ATTACHMENT_STORAGE). */
@@ -64,6 +67,9 @@ export async function createServices(config: Config, overrides: ServiceOverrides
   const queue = createDurableQueue({ orm: db.orm, logger, redis, redisPrefix: config.redisPrefix });
   const outboxRelay = createOutboxRelay({ orm: db.orm, queue, logger });
   engine.onCommit(() => outboxRelay.kick());
+  const queueSweeper = queue.backend === 'bullmq'
+    ? createQueueSweeper({ orm: db.orm, queue, logger, graceMs: config.queueSweep.graceSeconds * 1000, intervalMs: config.queueSweep.intervalSeconds * 1000 })
+    : null;
   const locations = createLocationTracker({ orm: db.orm, logger, clock, throttle: config.realtime.trackThrottle });
   const credentials = new CredentialCache(redis, subscriber, config.redisPrefix);
   const sites = new SiteDirectory(db.orm);
@@ -78,6 +84,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
     engine,
     queue,
     outboxRelay,
+    queueSweeper,
     crypto: new FieldCrypto(config.secretKey),
     attachments: createAttachmentStorage(config.attachments, config.secretKey),
     rateLimiter: new RateLimiter(redis, config.rateLimit.points, config.rateLimit.windowSeconds, config.redisPrefix),
@@ -89,6 +96,7 @@ export async function createServices(config: Config, overrides: ServiceOverrides
       engine.stop();
       await locations.close();
       await outboxRelay.stop();
+      await queueSweeper?.stop();
       // Waits for running jobs; the table queue still needs the database here.
       await queue.close();
       await db.close();

@@ -1,13 +1,13 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { createBatchRelay } from '../queue/batch-relay.ts';
-import { OUTLIVE_OUTAGES, type DurableQueue, type JsonValue } from '../queue/durable-queue.ts';
+import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inBatchTransaction } from '../runtime/batch-transaction.ts';
 import { platformOf } from '../runtime/direct-execute.ts';
-import { WEBHOOKS_QUEUE } from '../webhooks/delivery-job.ts';
-import { ACTIVE_SUBSCRIPTIONS_OF_SITE, webhookDeliveriesFor, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
-import { EVENT_QUEUE_READS, EVENT_QUEUES } from './event-queues.ts';
+import { ACTIVE_SUBSCRIPTIONS_OF_SITE, type ActiveSubscription } from '../webhooks/relay-fan-out.ts';
+import { handoffInsert } from './outbox-handoff.ts';
 import { createPendingVacuum } from './pending-vacuum.ts';
+import { relayedJobs, type OutboxRow } from './relayed-jobs.ts';
 
 /**
  * The queue the relay used to add every event to for the webhook fan-out, before it fanned out itself. Nothing adds
@@ -63,16 +63,6 @@ export type RelayedEvent = {
 
 export type RelayedListener = (events: RelayedEvent[]) => void;
 
-type OutboxRow = {
-  id: string;
-  site_id: string;
-  event: string;
-  entity_type: string;
-  entity_id: string;
-  entity_version: number | null;
-  payload: { [key: string]: JsonValue };
-};
-
 /**
  * Takes the next pending rows (batch size): deletes their `outbox_pending` entries, oldest `seq` first, and reads the
  * rows by `seq`, with each site's active subscriptions on its first row. The outbox row itself is not written. No
@@ -85,18 +75,20 @@ type OutboxRow = {
  */
 export const MOVE_BATCH = `with moved as (
     delete from outbox_pending where seq = any(array(select seq from outbox_pending order by seq limit ?)) returning seq)
-  select o.id, o.site_id, o.event, o.entity_type, o.entity_id, o.entity_version, o.payload,
+  select o.seq, o.id, o.site_id, o.event, o.entity_type, o.entity_id, o.entity_version, o.payload,
     case when row_number() over (partition by o.site_id order by o.seq) = 1 then ${ACTIVE_SUBSCRIPTIONS_OF_SITE('o.site_id')} end as subscriptions
   from moved m join outbox o on o.seq = m.seq order by o.seq`;
 
 /**
- * Moves committed outbox rows to the durable queue of each consumer that reads them ({@link EVENT_QUEUES}): job
+ * Moves committed outbox rows to the durable queue of each consumer that reads them (event-queues.ts): job
  * name = the event, job id = the outbox id, data = the envelope `{event, timestamp, data}` plus `outbox_id`,
  * `site_id`, `entity_type`, `entity_id`, `entity_version`; and fans them out into webhook delivery jobs
- * (relay-fan-out.ts). Each batch runs in one platform-scoped transaction that deletes its rows' `outbox_pending`
- * entries (migration 0022), then enqueues the rows in `seq` order and commits. A crash before the commit rolls the
- * delete back and the rows are sent again later; the job ids make that a no-op in the queue: no row is lost or
- * delivered twice. Outbox rows are never updated: the table is an append-only log of every event.
+ * (relay-fan-out.ts; both in relayed-jobs.ts). Each batch runs in one platform-scoped transaction that deletes its
+ * rows' `outbox_pending` entries (migration 0022), then enqueues the rows in `seq` order and commits. A crash before
+ * the commit rolls the delete back and the rows are sent again later; the job ids make that a no-op in the queue: no
+ * row is lost or delivered twice. Outbox rows are never updated: the table is an append-only log of every event.
+ * On BullMQ the commit also records the batch's hand-off (`outbox_handoff`, outbox-handoff.ts), which the queue
+ * sweeper (queue-sweeper.ts) keeps until every job of the batch has finished, adding again those Redis lost.
  *
  * Relays in several processes take turns (a transaction-scoped advisory lock) rather than splitting the rows: two
  * relays sending different batches at once could let a later event of an entity overtake an earlier one.
@@ -151,9 +143,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const statement = prepared.textFor(platformOf(tx), MOVE_BATCH, [batchSize]);
       rows = ((await prefix.run(statement.text)) as { rows: typeof rows }).rows;
       const subscriptions = new Map(rows.filter((row) => row.subscriptions).map((row) => [row.site_id, row.subscriptions!]));
-      const deliveries = webhookDeliveriesFor(rows, (siteId) => subscriptions.get(siteId) ?? []);
-      // Different queues: no order between them to keep, so their adds overlap (one round trip instead of two).
-      await Promise.all([enqueueInOrder(queue, rows, tx), queue.addMany(WEBHOOKS_QUEUE, deliveries, tx)]);
+      const added = relayedJobs(rows, (siteId) => subscriptions.get(siteId) ?? []);
+      // Different queues: no order between them to keep, so their adds overlap (one round trip instead of one each).
+      await Promise.all(added.map((entry) => queue.addMany(entry.queue, entry.jobs, tx)));
+      // BullMQ keeps the jobs in Redis only, which may lose them (a restart without persistence): the batch's hand-off
+      // is recorded with the COMMIT (no round trip of its own) until the queue sweeper has seen every job finish.
+      const handoff = queue.backend === 'bullmq' ? handoffInsert(rows, subscriptions, added, (value) => prefix.literal(value)) : null;
+      if (handoff) prefix.add(handoff);
     });
     return rows;
   };
@@ -172,34 +168,5 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   return {
     ...relay,
     onRelayed: (listener) => listeners.push(listener),
-  };
-}
-
-/**
- * Each consumer's queue receives the events of the batch it reads in one bulk add (the queues' adds overlap), in
- * `seq` order (so an entity's events stay in order in every queue): one round trip per queue instead of one per row
- * and queue.
- */
-async function enqueueInOrder(queue: DurableQueue, rows: OutboxRow[], tx: EntityManager): Promise<void> {
-  await Promise.all(Object.values(EVENT_QUEUES).map((name) => {
-    const wanted = rows.filter((row) => EVENT_QUEUE_READS[name](row.event, row.payload.data)).map(toQueuedEvent);
-    return wanted.length > 0 ? queue.addMany(name, wanted, tx) : undefined;
-  }));
-}
-
-/** A relayed row as a consumer's queue job: name = the event, id = the outbox id, data = the envelope and where it belongs. */
-function toQueuedEvent(row: OutboxRow) {
-  return {
-    name: row.event,
-    data: {
-      ...row.payload,
-      outbox_id: row.id,
-      site_id: row.site_id,
-      entity_type: row.entity_type,
-      entity_id: row.entity_id,
-      entity_version: row.entity_version,
-    } satisfies JsonValue,
-    // Retries let a consumer outlive a passing outage (database, Redis) without losing the event: about an hour.
-    options: { jobId: row.id, ...OUTLIVE_OUTAGES },
   };
 }

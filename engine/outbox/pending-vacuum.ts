@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 export const VACUUM_EVERY_ROWS = 10_000;
 
 /**
- * Vacuums `outbox_pending` after every {@link VACUUM_EVERY_ROWS} entries this relay deleted. The relay finds the oldest
+ * Vacuums `outbox_pending` (or `outbox_handoff`, which the queue sweeper drains the same way) after every {@link VACUUM_EVERY_ROWS} entries this relay deleted. The relay finds the oldest
  * pending entries by an index scan from the start of the primary key, which walks every leaf page of entries deleted
  * since the last vacuum (a deleted entry is only marked dead; its page leaves the tree at a vacuum). Where autovacuum
  * is off, as on the benchmark machine, nothing else would: each pass would get slower for as long as the server runs
@@ -13,7 +13,12 @@ export const VACUUM_EVERY_ROWS = 10_000;
  * Where autovacuum runs, this one is cheap and harmless. A failed vacuum is logged and tried again after the next
  * interval: the relay's work does not depend on it.
  */
-export function createPendingVacuum(orm: MikroORM, logger: Logger, everyRows = VACUUM_EVERY_ROWS): { relayed(rows: number): Promise<void> } {
+export function createPendingVacuum(
+  orm: MikroORM,
+  logger: Logger,
+  everyRows = VACUUM_EVERY_ROWS,
+  table: 'outbox_pending' | 'outbox_handoff' = 'outbox_pending',
+): { relayed(rows: number): Promise<void> } {
   let sinceVacuum = 0;
   return {
     async relayed(rows) {
@@ -22,9 +27,9 @@ export function createPendingVacuum(orm: MikroORM, logger: Logger, everyRows = V
       sinceVacuum = 0;
       try {
         // Outside any transaction (VACUUM cannot run in one), on a pool connection; skips the table if another process vacuums it.
-        await orm.em.getConnection().execute('vacuum (skip_locked) outbox_pending', [], 'run');
+        await orm.em.getConnection().execute(`vacuum (skip_locked) ${table}`, [], 'run');
       } catch (error) {
-        logger.warn({ err: error }, 'vacuum of outbox_pending failed; tried again after the next interval');
+        logger.warn({ err: error }, `vacuum of ${table} failed; tried again after the next interval`);
       }
     },
   };

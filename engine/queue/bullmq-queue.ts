@@ -104,6 +104,10 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
         lastError: job.failedReason || null,
       };
     },
+    async jobStatus(queue, jobId) {
+      const state = await queueFor(queue).getJobState(jobId);
+      return state === 'unknown' ? null : toJobStatus(state);
+    },
     async close() {
       // Workers first: each waits for its running jobs before its connections close.
       await Promise.all([...workers.values()].map((worker) => worker.close()));

@@ -79,6 +79,8 @@ export interface DurableQueue {
   process(queue: string, handler: JobHandler, options?: ProcessOptions): Promise<void>;
   /** The job's current state, or null if it never existed or was pruned after {@link JOB_RETENTION_SECONDS}. */
   getJob(queue: string, jobId: string): Promise<JobInfo | null>;
+  /** {@link getJob}'s status only, without reading the job's data (the queue sweeper asks it of many jobs). */
+  jobStatus(queue: string, jobId: string): Promise<JobStatus | null>;
   /** Stops taking jobs, waits for the running ones to finish, and releases connections. Jobs left stay stored. */
   close(): Promise<void>;
 }

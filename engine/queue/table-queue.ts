@@ -53,6 +53,7 @@ export function createTableQueue(options: TableQueueOptions): DurableQueue {
       consumers.set(queue, startConsumer(store, queue, handler, { ...settings, leaseMs, concurrency }));
     },
     getJob: (queue, jobId) => store.get(queue, jobId),
+    jobStatus: async (queue, jobId) => (await store.get(queue, jobId))?.status ?? null,
     async close() {
       closed = true;
       await Promise.all([...consumers.values()].map((consumer) => consumer.stop()));

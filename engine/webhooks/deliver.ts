@@ -7,7 +7,7 @@ import { WebhookDeliverySchema } from '../../persistence/entities/webhook-delive
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { deactivateSubscription, type DeactivationReason } from './deactivate.ts';
-import { attemptRecord, settleAndRead, type AttemptRecord, type DeliveryTarget, type LedgerRequest, type TargetRequest } from './delivery-records.ts';
+import { attemptRecord, clearRetryDue, settleAndRead, type AttemptRecord, type DeliveryTarget, type LedgerRequest, type TargetRequest } from './delivery-records.ts';
 import { BATCH_JOB_NAME, batchDeliveries, enqueueDelivery, readDeliveryBatchJob, readDeliveryJob, type DeliveryJobData } from './delivery-job.ts';
 import type { DeliveryClaims } from './delivery-claims.ts';
 import { nextDelayMs, type RetryPolicy } from './retry-policy.ts';
@@ -68,8 +68,10 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
       subscriptionId: delivery.subscription_id,
       eventId: delivery.event_id,
       since: delivery.ping ? null : delivery.queued_at,
-      // Only a job run before (its process died, or it threw after recording) may find its event already settled.
-      rerun,
+      // Only a job run before (its process died, or it threw after recording), or one the queue sweeper added again
+      // after Redis lost it (with its claims), may find its event already settled or this attempt already made.
+      rerun: rerun || delivery.resumed === true,
+      attempt: delivery.attempt,
     });
 
   /**
@@ -131,7 +133,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): JobHandler {
     const deliveries = batchDeliveries(batch).filter((d) => owned.has(d.event_id));
     if (deliveries.length === 0) return;
     // Every event of a batch has the same subscription and queued_at: on a first run one read answers for all.
-    const batchRun: BatchRun = rerun ? {} : { shared: await read(deliveries[0]!, false) };
+    const batchRun: BatchRun = rerun || batch.resumed ? {} : { shared: await read(deliveries[0]!, false) };
     const runs = await Promise.allSettled(deliveries.map((d) => attempt(d, rerun, batchRun)));
     // Every attempt has finished (or failed) before the job does: a rerun then skips the events already settled.
     const failed = runs.find((run) => run.status === 'rejected');
@@ -190,8 +192,12 @@ function permanentFailure(result: PostResult): DeactivationReason | null {
 
 /** A failure that retries or deactivates: its record, the next attempt and the deactivation commit together. @returns whether this attempt deactivated the subscription */
 async function record(em: EntityManager, deps: DeliveryDeps, delivery: DeliveryJobData, outcome: AttemptRecord, verdict: Verdict): Promise<boolean> {
-  em.create(WebhookDeliverySchema, outcome);
+  // The retry's due time is the ledger's record of it, for the queue sweeper (retry-sweep.ts) if Redis loses its job.
+  const retryDueAt = verdict.retryInMs === null ? null : new Date(Date.now() + verdict.retryInMs);
+  em.create(WebhookDeliverySchema, { ...outcome, retryDueAt });
   await em.flush();
+  const cleared = clearRetryDue([outcome]);
+  if (cleared) await em.execute(cleared);
   if (verdict.retryInMs !== null) {
     await enqueueDelivery(deps.queue, { ...delivery, attempt: delivery.attempt + 1 }, { delayMs: verdict.retryInMs, transaction: em });
   }

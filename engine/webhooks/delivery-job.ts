@@ -29,6 +29,8 @@ export type DeliveryJobData = {
   queued_at: string;
   /** A test ping: one attempt, delivered even to an inactive subscription, never deactivates it. */
   ping: boolean;
+  /** Added again by the queue sweeper (see {@link DeliveryBatchJobData.resumed}). */
+  resumed?: boolean;
 };
 
 /**
@@ -89,6 +91,11 @@ export type DeliveryBatchJobData = {
   queued_at: string;
   /** In outbox order. */
   events: BatchEvent[];
+  /**
+   * Added again by the queue sweeper after the queue lost it (a Redis that restarted empty): its claims were lost
+   * too, so each event is checked against the delivery log before it is sent, as on a rerun.
+   */
+  resumed?: boolean;
 };
 
 /** The job name of a batch (a single delivery's name is its event). */
@@ -114,6 +121,7 @@ export function batchDeliveries(batch: DeliveryBatchJobData): DeliveryJobData[] 
   return batch.events.map((event) => ({
     event_id: event.event_id, event: event.event, body: event.body,
     site_id: batch.site_id, subscription_id: batch.subscription_id, attempt: 1, queued_at: batch.queued_at, ping: false,
+    ...(batch.resumed ? { resumed: true } : {}),
   }));
 }
 

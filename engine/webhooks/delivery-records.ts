@@ -26,8 +26,9 @@ export async function settleAndRead(orm: MikroORM, siteId: string, requests: Led
     if ('record' in request) records.push(request.record);
     else reads.push(request.read);
   }
+  const cleared = clearRetryDue(records);
   const rows = await inTenantRoundTrip<TargetRow>(orm, siteId, () =>
-    [...(records.length > 0 ? [insertAttempts(records)] : []), ...(reads.length > 0 ? [readTargets(siteId, reads)] : [])].join(';\n'),
+    [...(records.length > 0 ? [insertAttempts(records)] : []), ...(cleared ? [cleared] : []), ...(reads.length > 0 ? [readTargets(siteId, reads)] : [])].join(';\n'),
   );
   let next = 0;
   return requests.map((request) => {
@@ -37,8 +38,11 @@ export async function settleAndRead(orm: MikroORM, siteId: string, requests: Led
   });
 }
 
-/** What one delivery asks before its POST. `since` is the job's `queued_at`, null for a ping (sent even when inactive). */
-export type TargetRequest = { subscriptionId: string; eventId: string; since: string | null; rerun: boolean };
+/**
+ * What one delivery asks before its POST. `since` is the job's `queued_at`, null for a ping (sent even when inactive);
+ * `rerun` asks whether the event is settled or this `attempt` was already made (a job run again, or added again).
+ */
+export type TargetRequest = { subscriptionId: string; eventId: string; since: string | null; rerun: boolean; attempt: number };
 
 /**
  * - `gone`: the subscription was deleted (its delivery rows went with it): nothing to send or record.
@@ -69,7 +73,7 @@ type TargetRow = {
  * which a delivery seldom meets.
  */
 function readTargets(siteId: string, requests: TargetRequest[]): string {
-  const items = requests.map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, since: r.since, rerun: r.rerun }));
+  const items = requests.map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, since: r.since, rerun: r.rerun, attempt: r.attempt }));
   return `select s.id is not null as found, s.url, s.secret_ciphertext, s.is_active, s.deactivation_reason,
          (q.since is not null and s.updated_at > q.since and exists (
            select 1 from audit_record a
@@ -77,9 +81,10 @@ function readTargets(siteId: string, requests: TargetRequest[]): string {
              and a.new_data->>'is_active' = 'false')) as switched_off,
          (q.rerun and exists (
            select 1 from webhook_delivery d
-           where d.subscription_id = q.subscription_id and d.event_id = q.event_id and d.status in ('succeeded', 'abandoned'))) as settled
+           where d.subscription_id = q.subscription_id and d.event_id = q.event_id
+             and (d.status in ('succeeded', 'abandoned') or d.attempt >= q.attempt))) as settled
        from (select r.ord, r.item->>'subscription_id' as subscription_id, r.item->>'event_id' as event_id,
-               (r.item->>'since')::timestamptz as since, (r.item->>'rerun')::boolean as rerun
+               (r.item->>'since')::timestamptz as since, (r.item->>'rerun')::boolean as rerun, (r.item->>'attempt')::int as attempt
              from jsonb_array_elements(${jsonLiteral(items)}) with ordinality as r(item, ord)) q
        left join webhook_subscription s on s.id = q.subscription_id and s.site_id = (${jsonLiteral(siteId)} #>> '{}')
        order by q.ord`;
@@ -141,6 +146,19 @@ function insertAttempts(records: AttemptRecord[]): string {
        from jsonb_to_recordset(${jsonLiteral(rows)}) as r(id text, site_id text, subscription_id text, event_id text, event text, attempt integer,
          status text, response_status integer, duration_ms integer, error text, created_at timestamptz)
        where exists (select 1 from webhook_subscription s where s.id = r.subscription_id)`;
+}
+
+/**
+ * The statement that marks the retries of `records` as run (their earlier attempts' `retry_due_at` cleared, so the
+ * queue sweeper no longer looks for their jobs), or null when none is a retry: first attempts, nearly all of them,
+ * cost nothing.
+ */
+export function clearRetryDue(records: readonly AttemptRecord[]): string | null {
+  const retries = records.filter((r) => r.attempt > 1).map((r) => ({ subscription_id: r.subscriptionId, event_id: r.eventId, attempt: r.attempt }));
+  if (retries.length === 0) return null;
+  return `update webhook_delivery d set retry_due_at = null
+       from jsonb_to_recordset(${jsonLiteral(retries)}) as r(subscription_id text, event_id text, attempt integer)
+       where d.subscription_id = r.subscription_id and d.event_id = r.event_id and d.attempt < r.attempt and d.retry_due_at is not null`;
 }
 
 /**

@@ -30,11 +30,16 @@ export const ACTIVE_SUBSCRIPTIONS_OF_SITE = (siteColumn: string): string =>
  * not. The bodies are serialized here, once, and every attempt sends those bytes.
  *
  * @param subscriptionsOf the active subscriptions of a site of the batch, read in the relay's platform-scoped transaction
+ * @param options `queuedAt` (default now) and `resumed`, for the batches the queue sweeper adds again (see {@link DeliveryBatchJobData})
  */
-export function webhookDeliveriesFor(events: readonly FanOutEvent[], subscriptionsOf: (siteId: string) => readonly ActiveSubscription[]): NewJob[] {
+export function webhookDeliveriesFor(
+  events: readonly FanOutEvent[],
+  subscriptionsOf: (siteId: string) => readonly ActiveSubscription[],
+  options: { queuedAt?: string; resumed?: boolean } = {},
+): NewJob[] {
   const batches = new Map<string, DeliveryBatchJobData>();
   // Wall time, like the audit log's: a switch-off recorded after this drops the delivery (see readTargets in delivery-records.ts).
-  const queuedAt = new Date().toISOString();
+  const queuedAt = options.queuedAt ?? new Date().toISOString();
   for (const event of events) {
     const matching = subscriptionsOf(event.site_id).filter((subscription) => matchesEvent(subscription.events, event.event));
     if (matching.length === 0) continue;
@@ -43,7 +48,7 @@ export function webhookDeliveriesFor(events: readonly FanOutEvent[], subscriptio
     for (const subscription of matching) {
       let batch = batches.get(subscription.id);
       if (!batch) {
-        batch = { site_id: event.site_id, subscription_id: subscription.id, queued_at: queuedAt, events: [] };
+        batch = { site_id: event.site_id, subscription_id: subscription.id, queued_at: queuedAt, events: [], ...(options.resumed ? { resumed: true } : {}) };
         batches.set(subscription.id, batch);
       }
       batch.events.push({ event_id: event.id, event: event.event, body });

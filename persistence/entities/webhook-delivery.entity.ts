@@ -19,6 +19,8 @@ export const WebhookDeliverySchema = defineEntity({
     responseStatus: p.integer().nullable(),
     durationMs: p.integer(),
     error: p.text().nullable(),
+    /** On a failed attempt, when its retry is due (cleared once the retry is recorded): the queue sweeper's record of it. */
+    retryDueAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

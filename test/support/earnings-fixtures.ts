@@ -27,6 +27,11 @@ export async function openPayDesk(server: TestServer, site: SiteFixture, subdoma
  * stops the dispatcher cancels first. Answers the job's earning once the earnings consumer has recorded it.
  */
 export async function completeJob(desk: PayDesk, extra: Record<string, unknown> = {}, cancelStops: number[] = []): Promise<Earning> {
+  return waitForEarning(desk.site.as.dispatcher, await driveToCompletion(desk, extra, cancelStops));
+}
+
+/** {@link completeJob} without waiting for the earning: answers the job's id once its last stop is completed. */
+export async function driveToCompletion(desk: PayDesk, extra: Record<string, unknown> = {}, cancelStops: number[] = []): Promise<string> {
   const dispatcher = desk.site.as.dispatcher;
   const job = await createJob(dispatcher, { driver_user_id: desk.site.users.driver.id, ...extra });
   await dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: desk.jobStates.dispatched });
@@ -41,7 +46,7 @@ export async function completeJob(desk: PayDesk, extra: Record<string, unknown> 
       if (moved.status !== 200) throw new Error(`stop move failed: ${moved.text}`);
     }
   }
-  return waitForEarning(dispatcher, job.id);
+  return job.id;
 }
 
 /** The job's earning, polled until the consumer has written it (fails after ten seconds). */
