@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
 import type { H3, H3Event } from 'h3';
 import type { Services } from '../app/services.ts';
+import { alreadyConfirmed, placeUploadWhilePending } from '../engine/attachments/attachment-lock.ts';
 import { LocalAttachmentStorage, UploadTooLargeError } from '../engine/attachments/local-storage.ts';
 import { contentDisposition } from '../engine/attachments/s3-storage.ts';
 import { AttachmentSchema, type Attachment } from '../persistence/entities/attachment.entity.ts';
 import { inTenantScope } from '../persistence/tenant-scope.ts';
 import { ApiError, toApiError } from './errors.ts';
+import { readRequestId } from './request-input.ts';
+import { JSON_CONTENT_TYPE } from './run-operation.ts';
 import { parseHost } from './tenancy.ts';
 
 /**
@@ -22,22 +26,25 @@ export function mountAttachmentTransfer(app: H3, services: Services): void {
   app.get('/api/attachment/file/:id', (event) => respond(services, event, () => download(services, storage, event)));
 }
 
-async function upload(services: Services, storage: LocalAttachmentStorage, event: H3Event): Promise<unknown> {
+async function upload(services: Services, storage: LocalAttachmentStorage, event: H3Event): Promise<object> {
   const attachment = await authorize(services, storage, event, 'PUT');
-  if (attachment.status !== 'pending') throw ApiError.conflict('ATTACHMENT_ALREADY_CONFIRMED', `Attachment ${attachment.id} is already confirmed`);
+  // Checked again, under the attachment's lock, before the received file replaces the stored one.
+  if (attachment.status !== 'pending') throw alreadyConfirmed(attachment.id);
   const contentType = (event.req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (contentType !== attachment.contentType) {
     throw ApiError.badRequest('CONTENT_TYPE_MISMATCH', `Send the file with Content-Type: ${attachment.contentType}`, [{ field: 'content-type', message: 'differs from the presigned type' }]);
   }
   if (Number(event.req.headers.get('content-length') ?? 0) > attachment.size) throw tooLarge(attachment);
   const body = event.runtime?.node?.req ?? (event.req.body ? Readable.fromWeb(event.req.body as unknown as NodeWebStream) : Readable.from([]));
+  const received = await storage.receive(attachment, body).catch((error: unknown) => {
+    throw error instanceof UploadTooLargeError ? tooLarge(attachment) : error;
+  });
   try {
-    const size = await storage.write(attachment, body);
-    return { data: { attachment_id: attachment.id, size } };
-  } catch (error) {
-    if (error instanceof UploadTooLargeError) throw tooLarge(attachment);
-    throw error;
+    await inTenantScope(services.db.orm, { siteId: attachment.siteId }, (em) => placeUploadWhilePending(em, attachment.id, received.place));
+  } finally {
+    await received.discard();
   }
+  return { data: { attachment_id: attachment.id, size: received.size } };
 }
 
 async function download(services: Services, storage: LocalAttachmentStorage, event: H3Event): Promise<Response> {
@@ -73,21 +80,31 @@ async function authorize(services: Services, storage: LocalAttachmentStorage, ev
   return attachment;
 }
 
-/** Runs a transfer, rendering failures as `{error, code}`; logs like an operation, without the query (the signature). */
-async function respond(services: Services, event: H3Event, work: () => Promise<unknown>): Promise<unknown> {
+/**
+ * Runs a transfer and answers with its file or `{data}`, or a failure as `{error, code}`, each with `x-request-id`
+ * as every API response has; logs like an operation, without the query (the signature).
+ */
+async function respond(services: Services, event: H3Event, work: () => Promise<Response | object>): Promise<Response> {
   const started = performance.now();
+  const requestId = readRequestId(event.req.headers, randomUUID);
   let status = 200;
   try {
-    return await work();
+    const result = await work();
+    if (!(result instanceof Response)) return json(status, result, requestId);
+    result.headers.set('x-request-id', requestId);
+    return result;
   } catch (thrown) {
     const error = toApiError(thrown);
-    if (error.status >= 500) services.logger.error({ err: thrown instanceof Error ? thrown.message : String(thrown), path: event.url.pathname }, 'attachment transfer failed');
+    if (error.status >= 500) services.logger.error({ err: thrown instanceof Error ? thrown.message : String(thrown), req_id: requestId, path: event.url.pathname }, 'attachment transfer failed');
     status = error.status;
-    event.res.status = status;
-    return error.toBody();
+    return json(status, error.toBody(), requestId);
   } finally {
-    services.logger.info({ op: 'attachment.transfer', method: event.req.method, path: event.url.pathname, status, ms: Math.round((performance.now() - started) * 10) / 10 });
+    services.logger.info({ req_id: requestId, op: 'attachment.transfer', method: event.req.method, path: event.url.pathname, status, ms: Math.round((performance.now() - started) * 10) / 10 });
   }
+}
+
+function json(status: number, body: object, requestId: string): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': JSON_CONTENT_TYPE, 'x-request-id': requestId } });
 }
 
 function tooLarge(attachment: Attachment): ApiError {

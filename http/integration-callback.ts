@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import type { Services } from '../app/services.ts';
 import { completeAuthorization, type CallbackQuery } from '../engine/integrations/authorize.ts';
-import { ConnectStateSigner } from '../engine/integrations/connect-state.ts';
+import { ConnectStateSigner, MAX_STATE_LENGTH } from '../engine/integrations/connect-state.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { readRequestId } from './request-input.ts';
 import { parseHost } from './tenancy.ts';
@@ -47,7 +47,8 @@ async function callback(services: Services, event: H3Event): Promise<Response> {
     );
     const status = outcome.error ? 'failed' : 'connected';
     const key = outcome.integration.integrationKey;
-    if (outcome.state.redirect_url) {
+    // A state signed before connect checked its redirect URL may hold one the parser refuses: answered in JSON.
+    if (outcome.state.redirect_url && URL.canParse(outcome.state.redirect_url)) {
       const back = new URL(outcome.state.redirect_url);
       back.searchParams.set('integration_key', key);
       back.searchParams.set('status', status);
@@ -64,8 +65,9 @@ async function callback(services: Services, event: H3Event): Promise<Response> {
 }
 
 function readQuery(url: URL): CallbackQuery {
-  const value = (name: string) => url.searchParams.get(name)?.slice(0, 2048) || undefined;
-  const state = value('state');
+  const value = (name: string, limit = 2048) => url.searchParams.get(name)?.slice(0, limit) || undefined;
+  // Cut to what a state can be, not shorter: a cut state fails its signature check.
+  const state = value('state', MAX_STATE_LENGTH);
   if (!state) throw ApiError.badRequest('VALIDATION_FAILED', 'state is required', [{ field: 'state', message: 'required' }]);
   return { state, code: value('code'), error: value('error'), error_description: value('error_description') };
 }

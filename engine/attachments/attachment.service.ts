@@ -6,6 +6,7 @@ import { newId } from '../../persistence/ids.ts';
 import { auditSnapshot } from '../admin/patch.ts';
 import { DomainError } from '../domain-error.ts';
 import { isAllowedType, type AttachmentSettings } from './attachment-settings.ts';
+import { lockAttachment } from './attachment-lock.ts';
 import type { AttachmentStorage, SiteRef, UploadTarget } from './attachment-storage.ts';
 import { matchesContentType } from './content-sniffing.ts';
 
@@ -60,11 +61,14 @@ export async function presignUpload(
 
 /**
  * Marks an uploaded attachment ready after checking what storage holds: exactly the announced size, the announced
- * content type (as stored, where the driver keeps it) and first bytes that agree with it. Confirming a ready
- * attachment again changes nothing.
- * @throws DomainError 404, 409 UPLOAD_MISSING, 422 SIZE_MISMATCH / CONTENT_TYPE_MISMATCH
+ * content type (as stored, where the driver keeps it) and first bytes that agree with it. The checked upload then
+ * becomes the file downloads serve, which no upload URL can replace. Confirming a ready attachment again changes
+ * nothing. Holds the attachment's row lock (see lockAttachment) until the caller's transaction ends.
+ * @throws DomainError 404, 409 UPLOAD_MISSING / UPLOAD_CHANGED, 422 SIZE_MISMATCH / CONTENT_TYPE_MISMATCH
  */
 export async function confirmAttachment(em: EntityManager, deps: AttachmentDeps, actor: AuditActor, viewer: AttachmentViewer, id: string): Promise<Attachment> {
+  // Locked before it is read, so the status seen is the one a concurrent upload or confirmation left.
+  await lockAttachment(em, id);
   const attachment = await getAttachment(em, viewer, id);
   if (attachment.status === 'ready') return attachment;
   const stored = await deps.storage.inspect(attachment);
@@ -76,6 +80,7 @@ export async function confirmAttachment(em: EntityManager, deps: AttachmentDeps,
   if (storedType !== attachment.contentType || !matchesContentType(attachment.contentType, stored.head)) {
     throw DomainError.unprocessable('CONTENT_TYPE_MISMATCH', `The upload's content is not ${attachment.contentType}`);
   }
+  await deps.storage.seal(attachment, stored);
   const before = auditSnapshot(attachment);
   attachment.status = 'ready';
   attachment.confirmedAt = deps.now;

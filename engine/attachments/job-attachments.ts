@@ -15,10 +15,7 @@ export async function attachToJob(em: EntityManager, actor: JobActor, siteId: st
   const job = await findVisibleJob(em, actor, jobId);
   const attachments = await requireReadyAttachments(em, attachmentIds, 'attachment_ids', actor);
   const before = await linkedIds(em, job.id);
-  const added = attachments.filter((a) => !before.includes(a.id));
-  for (const attachment of added) {
-    em.create(JobAttachmentSchema, { jobId: job.id, attachmentId: attachment.id, siteId, createdByUserId: actor.userId });
-  }
+  const added = await insertLinks(em, siteId, job.id, actor.userId, attachments.map((a) => a.id).filter((id) => !before.includes(id)));
   if (added.length > 0) {
     recordAudit(em, actor, {
       siteId,
@@ -26,7 +23,7 @@ export async function attachToJob(em: EntityManager, actor: JobActor, siteId: st
       entityType: 'Job',
       entityId: job.id,
       before: { attachment_ids: before },
-      after: { attachment_ids: [...before, ...added.map((a) => a.id)] },
+      after: { attachment_ids: [...before, ...added] },
     });
   }
   await em.flush();
@@ -45,4 +42,22 @@ export async function jobAttachments(em: EntityManager, actor: JobActor, jobId: 
 async function linkedIds(em: EntityManager, jobId: string): Promise<string[]> {
   const links = await em.find(JobAttachmentSchema, { jobId }, { orderBy: { createdAt: 'asc', attachmentId: 'asc' } });
   return links.map((l) => l.attachmentId);
+}
+
+/**
+ * Inserts the links not there yet; one a concurrent request inserted first (a client retrying) is skipped, not a
+ * unique violation: linking twice changes nothing.
+ * @returns the ids this call linked, in the given order
+ */
+async function insertLinks(em: EntityManager, siteId: string, jobId: string, userId: string | null, attachmentIds: string[]): Promise<string[]> {
+  if (attachmentIds.length === 0) return [];
+  const now = new Date();
+  const rows = attachmentIds.map(() => '(?, ?, ?, ?, ?)').join(', ');
+  const inserted = await em.execute<{ attachment_id: string }[]>(
+    `insert into job_attachment (job_id, attachment_id, site_id, created_by_user_id, created_at) values ${rows}
+     on conflict (job_id, attachment_id) do nothing returning attachment_id`,
+    attachmentIds.flatMap((id) => [jobId, id, siteId, userId, now]),
+  );
+  const linked = new Set(inserted.map((row) => row.attachment_id));
+  return attachmentIds.filter((id) => linked.has(id));
 }

@@ -10,8 +10,11 @@ import type { AttachmentStorage, SiteRef, StoredObject, UploadTarget } from './a
 import { SNIFF_BYTES } from './content-sniffing.ts';
 import { deriveTransferKey, signTransfer, verifyTransfer, type TransferGrant } from './url-signing.ts';
 
-/** Thrown by {@link LocalAttachmentStorage.write} when a body outgrows the announced size. */
+/** Thrown by {@link LocalAttachmentStorage.receive} when a body outgrows the announced size. */
 export class UploadTooLargeError extends Error {}
+
+/** An upload body held in a temporary file: `place` makes it the attachment's file, `discard` removes it if still there. */
+export type ReceivedUpload = { size: number; place: () => Promise<void>; discard: () => Promise<void> };
 
 /**
  * The default driver: files on the local disk (`<directory>/<site id>/<stored name>`), uploaded and downloaded
@@ -51,11 +54,17 @@ export class LocalAttachmentStorage implements AttachmentStorage {
     try {
       const head = Buffer.alloc(Math.min(SNIFF_BYTES, info.size));
       await handle.read(head, 0, head.length, 0);
-      return { size: info.size, contentType: null, head };
+      return { size: info.size, contentType: null, head, version: null };
     } finally {
       await handle.close();
     }
   }
+
+  /**
+   * Nothing to move: the file is only ever replaced by {@link ReceivedUpload.place}, which runs while the attachment
+   * is pending under its row lock, the lock confirmation holds until the attachment is ready.
+   */
+  async seal(): Promise<void> {}
 
   /** Checks a presented upload or download URL's signature and expiry for this attachment. */
   verify(attachment: Attachment, method: 'PUT' | 'GET', expires: number, signature: string, nowMs: number): 'ok' | 'invalid' | 'expired' {
@@ -64,16 +73,18 @@ export class LocalAttachmentStorage implements AttachmentStorage {
   }
 
   /**
-   * Stores an upload body, refusing more than `attachment.size` bytes. Written to a temporary file and renamed, so
-   * a broken upload never leaves a partial file where confirmation would look.
+   * Receives an upload body into a temporary file beside the attachment's, refusing more than `attachment.size`
+   * bytes. Nothing replaces the stored file until the caller places it (under the attachment's lock, once it knows
+   * the attachment is still pending), so neither a broken upload nor one that ends after confirmation changes it.
    * @throws UploadTooLargeError
    */
-  async write(attachment: Attachment, body: Readable): Promise<number> {
+  async receive(attachment: Attachment, body: Readable): Promise<ReceivedUpload> {
     const file = this.pathOf(attachment);
     await mkdir(path.dirname(file), { recursive: true });
     const temporary = `${file}.${randomBytes(6).toString('hex')}.part`;
     let written = 0;
     const limit = attachment.size;
+    const discard = () => rm(temporary, { force: true });
     try {
       await pipeline(
         body,
@@ -86,12 +97,11 @@ export class LocalAttachmentStorage implements AttachmentStorage {
         },
         createWriteStream(temporary),
       );
-      await rename(temporary, file);
-      return written;
     } catch (error) {
-      await rm(temporary, { force: true });
+      await discard();
       throw error;
     }
+    return { size: written, place: () => rename(temporary, file), discard };
   }
 
   read(attachment: Attachment): Readable {

@@ -1,6 +1,7 @@
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
+import { DomainError } from '../domain-error.ts';
 import type { S3Settings } from './attachment-settings.ts';
 import type { AttachmentStorage, StoredObject, UploadTarget } from './attachment-storage.ts';
 import { SNIFF_BYTES } from './content-sniffing.ts';
@@ -9,6 +10,10 @@ import { SNIFF_BYTES } from './content-sniffing.ts';
  * An S3-compatible bucket (AWS S3, MinIO, R2, ...): clients upload and download straight to the bucket with
  * SigV4 pre-signed URLs. The upload URL signs the content type and length, so the bucket itself refuses another
  * type or size; confirmation still reads the object's metadata and first bytes.
+ *
+ * Uploads go to `uploads/<key>`, downloads read `<key>`: confirmation copies the version it checked (by ETag) to the
+ * key downloads read, which no upload URL targets, then deletes the upload. An upload URL used again before it expires
+ * only writes an upload object nobody reads (a lifecycle rule on `uploads/` clears such leftovers).
  */
 export class S3AttachmentStorage implements AttachmentStorage {
   readonly kind = 's3' as const;
@@ -26,7 +31,7 @@ export class S3AttachmentStorage implements AttachmentStorage {
   }
 
   async uploadTarget(attachment: Attachment, _site: unknown, expiresAt: Date): Promise<UploadTarget> {
-    const command = new PutObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath, ContentType: attachment.contentType, ContentLength: attachment.size });
+    const command = new PutObjectCommand({ Bucket: this.settings.bucket, Key: uploadKey(attachment), ContentType: attachment.contentType, ContentLength: attachment.size });
     const url = await getSignedUrl(this.client, command, {
       expiresIn: secondsUntil(expiresAt),
       signableHeaders: new Set(['content-type', 'content-length']),
@@ -45,18 +50,48 @@ export class S3AttachmentStorage implements AttachmentStorage {
   }
 
   async inspect(attachment: Attachment): Promise<StoredObject | null> {
+    const Bucket = this.settings.bucket;
+    const Key = uploadKey(attachment);
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath }));
+      const head = await this.client.send(new HeadObjectCommand({ Bucket, Key }));
       const size = head.ContentLength ?? 0;
+      const version = head.ETag ?? null;
+      // IfMatch: the first bytes come from the version whose size and type were just read.
       const first = size === 0
         ? new Uint8Array()
-        : await (await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: attachment.remotePath, Range: `bytes=0-${SNIFF_BYTES - 1}` }))).Body!.transformToByteArray();
-      return { size, contentType: head.ContentType ?? null, head: Buffer.from(first) };
+        : await (await this.client.send(new GetObjectCommand({ Bucket, Key, Range: `bytes=0-${SNIFF_BYTES - 1}`, IfMatch: version ?? undefined }))).Body!.transformToByteArray();
+      return { size, contentType: head.ContentType ?? null, head: Buffer.from(first), version };
     } catch (error) {
-      if (error instanceof S3ServiceException && (error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)) return null;
+      if (isStatus(error, 412)) throw uploadChanged(attachment);
+      if (isStatus(error, 404) || (error instanceof S3ServiceException && error.name === 'NotFound')) return null;
       throw error;
     }
   }
+
+  async seal(attachment: Attachment, checked: StoredObject): Promise<void> {
+    const Bucket = this.settings.bucket;
+    const source = `${Bucket}/${uploadKey(attachment).split('/').map(encodeURIComponent).join('/')}`;
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket, Key: attachment.remotePath, CopySource: source, CopySourceIfMatch: checked.version ?? undefined }));
+    } catch (error) {
+      if (isStatus(error, 412)) throw uploadChanged(attachment);
+      throw error;
+    }
+    await this.client.send(new DeleteObjectCommand({ Bucket, Key: uploadKey(attachment) }));
+  }
+}
+
+/** Where the upload URL puts the file; confirmation copies it to `remotePath`, the key downloads read. */
+export function uploadKey(attachment: Attachment): string {
+  return `uploads/${attachment.remotePath}`;
+}
+
+function isStatus(error: unknown, status: number): boolean {
+  return error instanceof S3ServiceException && error.$metadata.httpStatusCode === status;
+}
+
+function uploadChanged(attachment: Attachment): DomainError {
+  return DomainError.conflict('UPLOAD_CHANGED', `The upload of attachment ${attachment.id} was replaced while it was checked; confirm again`);
 }
 
 /** `attachment; filename*=UTF-8''...`: the client's file name, encoded so it cannot break the header. */

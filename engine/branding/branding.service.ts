@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
@@ -48,16 +49,17 @@ export async function getBranding(em: EntityManager, siteId: string): Promise<Br
  * @throws DomainError 404 / 409 ATTACHMENT_NOT_READY (field `logo_attachment_id`), 422 LOGO_NOT_IMAGE
  */
 export async function updateBranding(em: EntityManager, actor: AuditActor, siteId: string, patch: BrandingPatch): Promise<BrandingView> {
-  const stored = await em.findOne(SiteBrandingSchema, { siteId });
-  const branding = stored ?? em.create(SiteBrandingSchema, blankValues(siteId));
-  const before = stored ? auditSnapshot(stored) : null;
+  const created = await insertBlankRow(em, siteId);
+  // Locked: concurrent updates apply one after the other, each audited against the row the previous one left.
+  const branding = await em.findOneOrFail(SiteBrandingSchema, { siteId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+  const before = created ? null : auditSnapshot(branding);
   if (patch.logo_attachment_id) {
     const logo = await requireReadyAttachment(em, patch.logo_attachment_id, 'logo_attachment_id');
     if (!logo.contentType.startsWith('image/')) throw DomainError.unprocessable('LOGO_NOT_IMAGE', `The logo must be an image, not ${logo.contentType}`);
   }
   if (patch.logo_attachment_id !== undefined) branding.logoAttachmentId = patch.logo_attachment_id;
   applyPatch(branding, patch, UPDATABLE);
-  recordAudit(em, actor, { siteId, action: stored ? 'update' : 'create', entityType: 'SiteBranding', entityId: siteId, before, after: auditSnapshot(branding) });
+  recordAudit(em, actor, { siteId, action: created ? 'create' : 'update', entityType: 'SiteBranding', entityId: siteId, before, after: auditSnapshot(branding) });
   await em.flush();
   return { branding, logo: await logoOf(em, branding) };
 }
@@ -66,6 +68,17 @@ async function logoOf(em: EntityManager, branding: SiteBranding): Promise<Attach
   if (!branding.logoAttachmentId) return null;
   // A logo deactivated since it was set reads as no logo rather than failing the whole branding.
   return requireReadyAttachment(em, branding.logoAttachmentId, 'logo_attachment_id').catch(() => null);
+}
+
+/**
+ * The site's first update creates its row: inserted here unless there is one, so a concurrent first update waits
+ * for this one and then updates the row instead of failing on the primary key (409 ALREADY_EXISTS).
+ * @returns whether this call created it
+ */
+async function insertBlankRow(em: EntityManager, siteId: string): Promise<boolean> {
+  const now = new Date();
+  const inserted = await em.execute('insert into site_branding (site_id, created_at, updated_at) values (?, ?, ?) on conflict (site_id) do nothing returning site_id', [siteId, now, now]);
+  return inserted.length > 0;
 }
 
 /** Not persisted (`em.create` would schedule an insert): a plain object of the entity's shape. */

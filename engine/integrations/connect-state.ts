@@ -19,6 +19,16 @@ export type ConnectState = {
 /** How long a user has to finish the provider's consent screen. */
 export const CONNECT_STATE_TTL_MS = 15 * 60 * 1000;
 
+/** The longest `redirect_url` a state carries, as the URL parser writes it (what connect checks and signs). */
+export const MAX_REDIRECT_URL_LENGTH = 1024;
+
+/**
+ * The longest `state` the callback reads. A state with the longest redirect URL fits with room to spare: the parser
+ * writes a URL in ASCII, which JSON would escape to at most twice its length (the `uri` format refuses `\` and `"`
+ * anyway), the other fields take under 400 bytes, base64url adds a third and the MAC 44 characters: under 3,400.
+ */
+export const MAX_STATE_LENGTH = 4096;
+
 /**
  * Signs and verifies OAuth `state` values: `<base64url JSON>.<HMAC-SHA256>`, keyed with a key derived from
  * SECRET_KEY for this purpose only, so a state cannot be forged, altered (another site, another integration) or

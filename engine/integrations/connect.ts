@@ -4,7 +4,7 @@ import type { SiteIntegration } from '../../persistence/entities/site-integratio
 import { DomainError } from '../domain-error.ts';
 import { verifySmtp, type SmtpConfig } from '../notify/smtp-sender.ts';
 import type { ProviderDefinition } from './catalog.ts';
-import type { ConnectStateSigner } from './connect-state.ts';
+import { MAX_REDIRECT_URL_LENGTH, type ConnectStateSigner } from './connect-state.ts';
 import { readFullConfig, type ConfigPatch } from './integration-config.ts';
 import { activate, integrationAuditView, requireProvider, updateIntegration, type IntegrationContext } from './integration.service.ts';
 
@@ -31,25 +31,42 @@ const CONNECTION_CHECKS: Readonly<Record<string, (config: Record<string, unknown
  * onboarding is left inactive, `pending_authorization`, and the answer carries the provider's authorization URL
  * with a signed, expiring `state`. A key-based provider is checked (SMTP logs in) and activated at once, replacing
  * the category's active provider.
- * @throws DomainError 404 INTEGRATION_UNKNOWN, 400 INVALID_INTEGRATION_CONFIG, 422 INTEGRATION_CHECK_FAILED
+ * @throws DomainError 404 INTEGRATION_UNKNOWN, 400 INVALID_INTEGRATION_CONFIG / VALIDATION_FAILED (`redirect_url`),
+ *   422 INTEGRATION_CHECK_FAILED
  */
 export async function connectIntegration(em: EntityManager, ctx: IntegrationContext, input: ConnectInput, deps: ConnectDeps): Promise<ConnectResult> {
   const provider = requireProvider(input.integration_key);
+  const redirectUrl = input.redirect_url === undefined ? null : toRedirectUrl(input.redirect_url);
   const integration = await updateIntegration(em, ctx, provider.key, { config: input.config ?? {} });
   const before = integrationAuditView(integration);
   if (provider.oauth) {
     integration.status = 'pending_authorization';
-    const connectUrl = authorizationUrl(provider, integration, ctx, input.redirect_url ?? null, deps);
+    const connectUrl = authorizationUrl(provider, integration, ctx, redirectUrl, deps);
     audit(em, ctx, integration, before);
     await em.flush();
-    return { integration, connectUrl, redirectUrl: input.redirect_url ?? deps.callbackUrl };
+    return { integration, connectUrl, redirectUrl: redirectUrl ?? deps.callbackUrl };
   }
   await checkConnection(provider, readFullConfig(ctx.crypto, integration), deps);
   await activate(em, ctx, integration);
   integration.status = 'connected';
   audit(em, ctx, integration, before);
   await em.flush();
-  return { integration, connectUrl: null, redirectUrl: input.redirect_url ?? null };
+  return { integration, connectUrl: null, redirectUrl };
+}
+
+/**
+ * The redirect URL as the callback will read it back from the state: parsed here (a port past 65535 passes the
+ * schema's `uri` format but not the URL parser, which the callback runs after the integration is connected) and no
+ * longer once written out than a state can carry (non-ASCII characters come out percent-encoded, up to 9 each).
+ * @throws DomainError 400 VALIDATION_FAILED naming `redirect_url`
+ */
+function toRedirectUrl(value: string): string {
+  const href = URL.canParse(value) ? new URL(value).href : null;
+  if (href === null) throw DomainError.invalid('VALIDATION_FAILED', 'redirect_url is not a URL this server can redirect to', 'redirect_url');
+  if (href.length > MAX_REDIRECT_URL_LENGTH) {
+    throw DomainError.invalid('VALIDATION_FAILED', `redirect_url is ${href.length} characters once encoded; at most ${MAX_REDIRECT_URL_LENGTH}`, 'redirect_url');
+  }
+  return href;
 }
 
 async function checkConnection(provider: ProviderDefinition, config: Record<string, unknown>, deps: ConnectDeps): Promise<void> {

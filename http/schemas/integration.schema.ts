@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { INTEGRATION_CATEGORIES, toConfigFields, type ProviderDefinition } from '../../engine/integrations/catalog.ts';
+import { MAX_REDIRECT_URL_LENGTH } from '../../engine/integrations/connect-state.ts';
 import { publicConfig } from '../../engine/integrations/integration-config.ts';
 import { findProvider } from '../../engine/integrations/providers.ts';
 import type { SiteIntegration } from '../../persistence/entities/site-integration.entity.ts';
@@ -72,7 +73,9 @@ export const ConnectIntegrationBody = Type.Object(
   {
     integration_key: IntegrationKey,
     config: Type.Optional(ConfigPatch),
-    redirect_url: Type.Optional(Type.String({ format: 'uri', maxLength: 2048, description: 'where the user lands after the provider consent (OAuth providers)' })),
+    redirect_url: Type.Optional(
+      Type.String({ format: 'uri', maxLength: MAX_REDIRECT_URL_LENGTH, description: `where the user lands after the provider consent (OAuth providers); at most ${MAX_REDIRECT_URL_LENGTH} characters once URL-encoded` }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -207,7 +207,7 @@ describe('attachments', () => {
 });
 
 describe('the S3 driver', () => {
-  it('presigns uploads that sign the content type and length, and downloads that name the file', async () => {
+  it('presigns uploads that sign the content type and length to an upload key, and downloads that name the file from another', async () => {
     const settings = toAttachmentSettings(
       { ATTACHMENT_STORAGE: 's3', ATTACHMENT_S3_BUCKET: 'dispatch-files', ATTACHMENT_S3_REGION: 'eu-west-3', ATTACHMENT_S3_ENDPOINT: 'http://127.0.0.1:9000', ATTACHMENT_S3_ACCESS_KEY_ID: 'AKIDEXAMPLE', ATTACHMENT_S3_SECRET_ACCESS_KEY: 'secret', ATTACHMENT_S3_FORCE_PATH_STYLE: true, ATTACHMENT_MAX_BYTES: 100, ATTACHMENT_ALLOWED_TYPES: 'image/*', ATTACHMENT_URL_TTL_SECONDS: 300, BASE_DOMAIN: 'localhost', PORT: 3000 },
       '/tmp',
@@ -217,12 +217,14 @@ describe('the S3 driver', () => {
     const expiresAt = new Date(Date.now() + 300_000);
     const upload = await storage.uploadTarget(attachment, { id: 'site_1', subdomain: 'acme' }, expiresAt);
     const url = new URL(upload.url);
-    expect(url.origin + url.pathname).toBe('http://127.0.0.1:9000/dispatch-files/site_1/abc');
+    // Confirmation copies the checked upload to the key downloads read: no upload URL can replace it afterwards.
+    expect(url.origin + url.pathname).toBe('http://127.0.0.1:9000/dispatch-files/uploads/site_1/abc');
     expect(url.searchParams.get('X-Amz-SignedHeaders')?.split(';')).toEqual(expect.arrayContaining(['content-type', 'content-length', 'host']));
     expect(Number(url.searchParams.get('X-Amz-Expires'))).toBeGreaterThan(290);
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
     expect(upload.headers).toEqual({ 'Content-Type': 'image/png' });
     const download = new URL(await storage.downloadUrl(attachment, { id: 'site_1', subdomain: 'acme' }, expiresAt));
     expect(download.searchParams.get('response-content-disposition')).toContain("filename*=UTF-8''re%C3%A7u.png");
+    expect(download.origin + download.pathname).toBe('http://127.0.0.1:9000/dispatch-files/site_1/abc');
   });
 });

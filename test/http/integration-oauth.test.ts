@@ -107,4 +107,27 @@ describe('the OAuth callback', () => {
     expect((await callback('acme', { state })).status).toBe(400);
     expect(await slack()).toMatchObject({ status: 'pending_authorization' });
   });
+
+  it('refuses at connect a redirect_url the callback could not carry back or parse, and sends the browser to the longest one', async () => {
+    type Failure = { code: string; fields?: { field: string }[] };
+    const before = await slack();
+    const refusals = {
+      'a port past 65535': 'https://console.acme.example:99999/done',
+      'over 1024 characters': `https://console.acme.example/${'a'.repeat(1000)}`,
+      'over 1024 characters once percent-encoded': `https://console.acme.example/${'é'.repeat(200)}`,
+    };
+    for (const [why, redirect_url] of Object.entries(refusals)) {
+      const answer = await sites.acme.as.admin.post<Failure>('/api/integration/connect', { integration_key: 'slack', config: { client_id: 'changed' }, redirect_url });
+      expect([answer.status, answer.body.code, answer.body.fields?.[0]?.field], why).toEqual([400, 'VALIDATION_FAILED', 'redirect_url']);
+    }
+    expect(await slack(), 'nothing saved').toEqual(before);
+
+    // The longest accepted: its state still reaches the callback whole.
+    const longest = `https://console.acme.example/back?x=${'a'.repeat(1024 - 36)}`;
+    expect(new URL(longest).href).toBe(longest);
+    const { state } = await connect(longest);
+    const answer = await callback('acme', { state, code: 'good' });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(302);
+    expect(answer.headers.location).toBe(`${longest}&integration_key=slack&status=connected`);
+  });
 });
