@@ -198,6 +198,18 @@ describe('GET /eta/job', () => {
     expect(seen.best_driver_id).toBeNull();
     expect(seen.pickup_duration_seconds).toBe(eta.pickup_duration_seconds);
   });
+
+  it("an unassigned job whose pickup window opens later: the pickup figures wait for it, as its first stop's do", async () => {
+    // Runs after the test above: its available, located drivers are the candidates.
+    const opens = new Date(server.clock.now().getTime() + 20 * 3600_000);
+    const windowed = [{ ...STOPS[0]!, complete_after: opens.toISOString() }, STOPS[1]!];
+    const job = await createJob(acme.as.dispatcher, { stops: windowed });
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${job.id}`)).body.data;
+    expect(eta.best_driver_id).not.toBeNull();
+    expect(Date.parse(eta.stops[0]!.estimated_arrival_at!)).toBe(opens.getTime());
+    expect(eta.pickup_eta).toBe(eta.stops[0]!.estimated_arrival_at);
+    expect(eta.pickup_duration_seconds).toBe(eta.stops[0]!.cumulative_duration_seconds);
+  });
 });
 
 describe('/eta/notification-config', () => {
