@@ -7,7 +7,9 @@ import { comparisonTable } from './comparison.ts';
  */
 export function renderReport(comparison: Comparison): string {
   const names = Object.keys(comparison.strategies);
-  const bars = BAR_METRICS.map(([label, pick, format]) => barChart(label, names.map((n, i) => ({ name: n, value: pick(comparison.strategies[n]!), color: color(i) })), format)).join('');
+  // Against a best-known plan (Li & Lim), the distance ratio and how late the run was belong side by side.
+  const metrics = comparison.best_known === undefined ? BAR_METRICS : [...BAR_METRICS, ...BEST_KNOWN_BAR_METRICS];
+  const bars = metrics.map(([label, pick, format]) => barChart(label, names.map((n, i) => ({ name: n, value: pick(comparison.strategies[n]!), color: color(i) })), format)).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Dispatch simulation · ${escape(comparison.scenario)}</title>
 <style>
@@ -45,6 +47,13 @@ const BAR_METRICS: [string, (r: Result) => number, (v: number) => string][] = [
   ['distance driven (km)', (r) => r.summary.distance_km, (v) => v.toFixed(0)],
   ['jobs per driver-hour', (r) => r.summary.jobs_per_driver_hour, (v) => v.toFixed(2)],
   ['earnings Gini', (r) => r.summary.earnings_gini, (v) => v.toFixed(3)],
+];
+
+const BEST_KNOWN_BAR_METRICS: typeof BAR_METRICS = [
+  ['distance ÷ best known', (r) => r.distance_ratio_to_best_known ?? 0, (v) => `${v.toFixed(2)}×`],
+  ['late pickups', (r) => r.summary.late_pickups, (v) => String(v)],
+  ['late deliveries', (r) => r.summary.late_deliveries, (v) => String(v)],
+  ['late depot returns', (r) => r.summary.late_depot_returns, (v) => String(v)],
 ];
 
 function barChart(title: string, items: { name: string; value: number; color: string }[], format: (v: number) => string): string {

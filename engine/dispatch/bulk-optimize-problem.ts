@@ -77,7 +77,7 @@ export function shiftOn(schedule: WorkerScheduleData | null, timeZone: string, a
   const exception = schedule.exceptions.find((e) => e.date === date);
   const slots = exception ? (exception.off ? [] : (exception.slots ?? [])) : schedule.weekly.filter((s) => s.day_of_week === dayOfWeek);
   if (slots.length === 0) return { start: 0, end: 0 };
-  const windows = slots.flatMap((s) => parseAccessWindow(`${s.start_time.slice(0, 5)}-${s.end_time.slice(0, 5)}`, at, timeZone, 'schedule'));
+  const windows = slots.flatMap((s) => parseAccessWindow(`${s.start_time.slice(0, 5)}-${s.end_time.slice(0, 5)}`, at, timeZone, 'schedule', false));
   return { start: Math.min(...windows.map((w) => w.start)), end: Math.max(...windows.map((w) => w.end)) };
 }
 

@@ -19,6 +19,8 @@ export type ItineraryStop = {
   serviceSeconds: number;
   /** When the stop's time window opens: a driver there sooner waits for it. */
   completeAfter: Date | null;
+  /** The start of its route's service day (site time), while the route has not started: not driven before then. */
+  routeDayStart: Date | null;
   customerUserId: string | null;
   contactName: string | null;
   contactPhone: string | null;
@@ -27,7 +29,7 @@ export type ItineraryStop = {
 type Row = {
   stop_id: string; job_id: string; stop_index: string | number; type: string; lat: number; lng: number; address: string;
   default_duration_seconds: number | null; job_stop_count: string | number; customer_user_id: string | null; complete_after: Date | string | null;
-  contact_name: string | null; contact_phone: string | null;
+  contact_name: string | null; contact_phone: string | null; route_day_start: Date | string | null;
 };
 
 const OPEN_STOP = `s.phase not in ('completed', 'cancelled')`;
@@ -58,6 +60,7 @@ async function readStops(em: EntityManager, where: string, params: unknown[], or
   const rows = await em.execute<Row[]>(
     `select s.id as stop_id, s.job_id, s.type, s.contact_name, s.contact_phone, s.complete_after, a.lat, a.lng, a.formatted_name as address,
        st.default_duration_seconds, j.customer_user_id,
+       case when r.started_at is null then r.service_date::date::timestamp at time zone coalesce(nullif(si.timezone, ''), 'UTC') end as route_day_start,
        (select count(*) from stop c where c.job_id = s.job_id and c.site_id = s.site_id and c.sort_order < s.sort_order) as stop_index,
        (select count(*) from stop c where c.job_id = s.job_id and c.site_id = s.site_id) as job_stop_count
      from job j
@@ -65,6 +68,7 @@ async function readStops(em: EntityManager, where: string, params: unknown[], or
      join address a on a.id = s.address_id
      left join service_type st on st.id = j.service_type_id and st.site_id = j.site_id
      left join route r on r.id = j.route_id and r.site_id = j.site_id
+     left join site si on si.id = j.site_id
      left join route_stop rs on rs.stop_id = s.id and rs.route_id = j.route_id
      where ${where} and ${OPEN_STOP}
      order by ${orderBy}`,
@@ -80,6 +84,7 @@ async function readStops(em: EntityManager, where: string, params: unknown[], or
     address: row.address,
     serviceSeconds: serviceSeconds(row.default_duration_seconds, Number(row.job_stop_count)),
     completeAfter: row.complete_after === null ? null : new Date(row.complete_after),
+    routeDayStart: row.route_day_start === null ? null : new Date(row.route_day_start),
     customerUserId: row.customer_user_id,
     contactName: row.contact_name,
     contactPhone: row.contact_phone,

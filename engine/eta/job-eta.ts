@@ -75,15 +75,18 @@ export async function jobEta(em: EntityManager, siteId: string, actor: JobActor,
   const itinerary = await jobItinerary(em, siteId, job.id);
   const { best, eligible, located } = await bestDriver(em, siteId, job.id, itinerary[0] ?? null, mapping, now);
   const estimates = best ? await estimateStops(mapping, best.facts.position!, modeOf(best.facts), itinerary, now) : [];
+  const stops = itinerary.map((s) => toStopEta(s, estimates.find((e) => e.stop.stopId === s.stopId)));
+  // The pickup figures are the first stop's, as for an assigned job: they wait for its window as the stops do.
+  const pickup = best ? stops[0] : undefined;
   return {
     ...base,
     driver_id: best && isStaff(actor.role) ? best.facts.userId : null,
     best_driver_id: best && isStaff(actor.role) ? best.facts.userId : null,
     eligible_driver_count: eligible,
     located_driver_count: located,
-    pickup_duration_seconds: best ? best.seconds : null,
-    pickup_eta: best ? new Date(now.getTime() + best.seconds * 1000).toISOString() : null,
-    stops: itinerary.map((s) => toStopEta(s, estimates.find((e) => e.stop.stopId === s.stopId))),
+    pickup_duration_seconds: pickup?.cumulative_duration_seconds ?? null,
+    pickup_eta: pickup?.estimated_arrival_at ?? null,
+    stops,
   };
 }
 

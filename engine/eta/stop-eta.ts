@@ -17,7 +17,8 @@ export type StopEstimate = {
 /**
  * Drives the stops in the order given from `origin`, leaving now, through the site's mapping provider (one route
  * request, however many stops). Arrival is now plus the cumulative duration, but never before the stop's window
- * opens (`complete_after`): a driver there sooner waits, and every later stop moves by the wait. Without that, a
+ * opens (`complete_after`), nor before its route's service day begins (a route of tomorrow not yet started): a
+ * driver there sooner waits, and every later stop moves by the wait. Without that, a
  * stop of tomorrow's window that the driver passes today was "10 minutes away", and its customer was told so (once:
  * the real notice tomorrow never went). Completion adds the stop's service time.
  * @throws DomainError from the provider (502 when a remote engine fails)
@@ -33,7 +34,7 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
   return stops.map((stop, i) => {
     const leg = route.legs[i]!;
     const drivenAt = now.getTime() + Math.round(leg.cumulative_duration_seconds) * 1000 + waitedMs;
-    const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0);
+    const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0, stop.routeDayStart?.getTime() ?? 0);
     waitedMs += arrivalMs - drivenAt;
     const arrivalAt = new Date(arrivalMs);
     return {

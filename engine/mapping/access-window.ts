@@ -18,36 +18,44 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\
  *                    | instant "/" instant        ISO 8601 with Z or an offset, e.g. 2026-11-21T09:00Z/2026-11-21T11:00Z
  *
  * A local window whose end is not after its start runs past midnight ("22:00-02:00"); "24:00" ends at midnight.
+ * Such a window is also taken from the evening before when that one is still open at `day` (leaving at 00:30, the
+ * 22:00-02:00 window open since last evening is the one to use, not tonight's).
  * Windows come back sorted by start with overlaps merged. Whitespace around tokens is ignored.
  *
  * @param day the moment whose local date anchors `HH:MM` windows (the route's departure)
+ * @param lastNight whether an overnight window of the evening before counts (false for a weekday's own hours)
  * @throws DomainError 400 INVALID_ACCESS_WINDOW naming `field` and the bad token
  */
-export function parseAccessWindow(text: string, day: Date, timeZone: string, field: string): AbsoluteWindow[] {
+export function parseAccessWindow(text: string, day: Date, timeZone: string, field: string, lastNight = true): AbsoluteWindow[] {
   if (text.trim() === '') return [];
   const tokens = text.split(',').map((t) => t.trim());
   if (tokens.length > MAX_WINDOWS_PER_WAYPOINT) throw invalid(field, `at most ${MAX_WINDOWS_PER_WAYPOINT} windows`);
   const date = localDate(day, timeZone);
-  const windows = tokens.map((token) => parseWindow(token, date, timeZone, field));
+  const windows = tokens.flatMap((token) => parseWindow(token, date, lastNight ? day.getTime() : Infinity, timeZone, field));
   return mergeOverlaps(windows);
 }
 
-function parseWindow(token: string, date: LocalDate, timeZone: string, field: string): AbsoluteWindow {
+/** `openAfter`: an overnight window of the evening before is kept when it ends after this instant. */
+function parseWindow(token: string, date: LocalDate, openAfter: number, timeZone: string, field: string): AbsoluteWindow[] {
   const local = LOCAL.exec(token);
   if (local) {
     const [startH, startM, endH, endM] = local.slice(1).map(Number) as [number, number, number, number];
     if (!validClock(startH, startM, false) || !validClock(endH, endM, true)) throw invalid(field, `"${token}" is not a valid HH:MM-HH:MM`);
-    const start = zonedToEpoch(date, startH * 60 + startM, timeZone);
+    const startMinutes = startH * 60 + startM;
     let endMinutes = endH * 60 + endM;
-    if (endMinutes <= startH * 60 + startM) endMinutes += 24 * 60;
-    return { start, end: zonedToEpoch(date, endMinutes, timeZone) };
+    if (endMinutes > startMinutes) return [{ start: zonedToEpoch(date, startMinutes, timeZone), end: zonedToEpoch(date, endMinutes, timeZone) }];
+    endMinutes += 24 * 60;
+    const tonight = { start: zonedToEpoch(date, startMinutes, timeZone), end: zonedToEpoch(date, endMinutes, timeZone) };
+    const eve = dayBefore(date);
+    const lastNight = { start: zonedToEpoch(eve, startMinutes, timeZone), end: zonedToEpoch(eve, endMinutes, timeZone) };
+    return lastNight.end > openAfter ? [lastNight, tonight] : [tonight];
   }
   const parts = token.split('/');
   if (parts.length === 2 && parts.every((p) => ISO_INSTANT.test(p.trim()))) {
     const [start, end] = parts.map((p) => Date.parse(p.trim())) as [number, number];
     if (!Number.isFinite(start) || !Number.isFinite(end)) throw invalid(field, `"${token}" has an impossible date`);
     if (end < start) throw invalid(field, `"${token}" ends before it starts`);
-    return { start, end };
+    return [{ start, end }];
   }
   throw invalid(field, `"${token}" is neither HH:MM-HH:MM nor an ISO interval start/end with a zone`);
 }
@@ -69,6 +77,11 @@ function mergeOverlaps(windows: AbsoluteWindow[]): AbsoluteWindow[] {
 }
 
 type LocalDate = { year: number; month: number; day: number };
+
+function dayBefore(date: LocalDate): LocalDate {
+  const eve = new Date(Date.UTC(date.year, date.month - 1, date.day - 1));
+  return { year: eve.getUTCFullYear(), month: eve.getUTCMonth() + 1, day: eve.getUTCDate() };
+}
 
 function localDate(moment: Date, timeZone: string): LocalDate {
   const parts = wallClock(moment.getTime(), timeZone);

@@ -92,6 +92,7 @@ export async function planRoute(provider: MappingProvider, input: PlanRouteInput
     notes.push(`answered by ${result.answered_by.provider}: ${result.answered_by.fallback_reason}`);
     if (input.avoidFeatures.length) notes.push(`avoid_features ignored by the ${result.answered_by.provider} estimate`);
   }
+  notes.push(...(result.notes ?? []));
   const found = result.alternatives?.length ?? 0;
   if (input.alternatives > found) {
     // OSRM computes alternatives between two points only; the offline provider has none to offer.

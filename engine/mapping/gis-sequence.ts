@@ -61,7 +61,7 @@ export async function sequenceRoute(provider: MappingProvider, input: SequenceIn
     objective: input.optimizeFor === 'distance' ? 'distance' : 'duration',
     departure: input.departure,
   });
-  const schedule = layOut(ordered.order, input, ordered.matrix);
+  const schedule = layOut(ordered.order, input, ordered.matrix, ordered.relaxed);
   return {
     provider: ordered.matrix.answered_by?.provider ?? provider.name,
     ...schedule,
@@ -71,8 +71,12 @@ export async function sequenceRoute(provider: MappingProvider, input: SequenceIn
   };
 }
 
-/** Matrix rows/columns: 0 is the start, 1..n the waypoints in input order, n + 1 the end. */
-function layOut(order: number[], input: SequenceInput, matrix: DistanceMatrix) {
+/**
+ * Matrix rows/columns: 0 is the start, 1..n the waypoints in input order, n + 1 the end. A `relaxed` waypoint (its
+ * windows could not be met with the others') is served on arrival: the order was chosen for it without its windows,
+ * so waiting there for a window would make the waypoints after it late, which the order was chosen to avoid.
+ */
+function layOut(order: number[], input: SequenceInput, matrix: DistanceMatrix, relaxed: Set<number>) {
   const endNode = input.waypoints.length + 1;
   let clock = input.departure.getTime();
   let at = 0;
@@ -86,7 +90,7 @@ function layOut(order: number[], input: SequenceInput, matrix: DistanceMatrix) {
     distanceMeters += matrix.distances_meters[at]![node]!;
     travelSeconds += travel;
     const arrival = clock + travel * 1000;
-    const fit = fitWindow(waypoint.windows, arrival);
+    const fit = relaxed.has(index) ? fitOnArrival(waypoint.windows, arrival) : fitWindow(waypoint.windows, arrival);
     const serviceStart = Math.max(arrival, fit.window?.start ?? arrival);
     const wait = Math.round((serviceStart - arrival) / 1000);
     waitSeconds += wait;
@@ -102,9 +106,9 @@ function layOut(order: number[], input: SequenceInput, matrix: DistanceMatrix) {
       waitSeconds: wait,
       serviceSeconds: waypoint.serviceSeconds,
       window: fit.window,
-      feasible: fit.lateBy === 0,
+      feasible: fit.reason === null,
       lateBySeconds: fit.lateBy,
-      infeasibleReason: fit.lateBy === 0 ? null : `arrives ${fit.lateBy} s after its last window closed at ${new Date(fit.lastEnd).toISOString()}`,
+      infeasibleReason: fit.reason,
     };
   });
   const lastLeg = matrix.durations_seconds[at]![endNode]!;
@@ -114,11 +118,32 @@ function layOut(order: number[], input: SequenceInput, matrix: DistanceMatrix) {
   return { waypoints, endArrival: new Date(clock + lastLeg * 1000), distanceMeters, travelSeconds, serviceSeconds, waitSeconds };
 }
 
+type WindowFit = { window: AbsoluteWindow | null; lateBy: number; reason: string | null };
+
 /** The first window still open at `arrival` (windows are sorted and disjoint), or how late the vehicle is. */
-function fitWindow(windows: AbsoluteWindow[], arrival: number): { window: AbsoluteWindow | null; lateBy: number; lastEnd: number } {
-  if (windows.length === 0) return { window: null, lateBy: 0, lastEnd: 0 };
+function fitWindow(windows: AbsoluteWindow[], arrival: number): WindowFit {
+  if (windows.length === 0) return { window: null, lateBy: 0, reason: null };
   const open = windows.find((w) => w.end >= arrival);
-  if (open) return { window: open, lateBy: 0, lastEnd: open.end };
+  if (open) return { window: open, lateBy: 0, reason: null };
+  return late(windows, arrival);
+}
+
+/** A relaxed waypoint, served on arrival: in the window open then, or outside its windows, early or late. */
+function fitOnArrival(windows: AbsoluteWindow[], arrival: number): WindowFit {
+  const open = windows.find((w) => w.start <= arrival && arrival <= w.end);
+  if (open) return { window: open, lateBy: 0, reason: null };
+  const next = windows.find((w) => w.start > arrival);
+  if (!next) return late(windows, arrival);
+  const early = Math.ceil((next.start - arrival) / 1000);
+  return {
+    window: null,
+    lateBy: 0,
+    reason: `its windows cannot be met with the other waypoints': served on arrival, ${early} s before its window opens at ${new Date(next.start).toISOString()}`,
+  };
+}
+
+function late(windows: AbsoluteWindow[], arrival: number): WindowFit {
   const lastEnd = windows.at(-1)!.end;
-  return { window: null, lateBy: Math.ceil((arrival - lastEnd) / 1000), lastEnd };
+  const lateBy = Math.ceil((arrival - lastEnd) / 1000);
+  return { window: null, lateBy, reason: `arrives ${lateBy} s after its last window closed at ${new Date(lastEnd).toISOString()}` };
 }

@@ -89,6 +89,8 @@ export type RouteResult = {
   alternatives?: RouteResult[];
   /** Set by the fallback wrapper when another provider answered, with why the first one could not. */
   answered_by?: { provider: string; fallback_reason: string };
+  /** What the provider could not do as asked (an option it had to leave out), for the answer's `notes`. */
+  notes?: string[];
 };
 
 /** Row i, column j: from origins[i] to destinations[j]. */

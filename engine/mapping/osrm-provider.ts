@@ -85,7 +85,9 @@ export function createOsrmProvider(raw: unknown, policy: MappingNetworkPolicy = 
       if (short) routes = [...routes].sort((a, b) => a.distance_meters - b.distance_meters);
       const [main, ...others] = routes as [RouteResult, ...RouteResult[]];
       const alternatives = others.slice(0, request.alternatives ?? 0);
-      return alternatives.length ? { ...main, alternatives } : main;
+      // OSRM offers alternatives between two points only, and a short route is the shortest of them.
+      const notes = short && request.waypoints.length > 2 ? ['routing_mode short applies between two points only with OSRM: this is the fastest route through the waypoints'] : [];
+      return { ...main, ...(alternatives.length ? { alternatives } : {}), ...(notes.length ? { notes } : {}) };
     },
 
     async matrix(origins: LatLng[], destinations: LatLng[], mode: TransportMode): Promise<DistanceMatrix> {

@@ -20,6 +20,8 @@ export type WaypointOrder = {
   /** The provider's matrix over [start, ...visits, end], for laying out the schedule without asking twice. */
   matrix: DistanceMatrix;
   notes: string[];
+  /** Visits whose windows could not be met with the others': placed with their windows lifted, served on arrival. */
+  relaxed: Set<number>;
 };
 
 /**
@@ -58,13 +60,14 @@ export async function orderWaypoints(provider: MappingProvider, input: OrderWayp
       seed: SEED,
     });
   let result = solve(new Set(), budget);
-  if (result.infeasible.length) {
+  const relaxed = new Set(result.infeasible.map((v) => v.id));
+  if (relaxed.size) {
     // A fresh search; the leftovers now have no windows and fit anywhere, so half the budget is enough.
-    result = solve(new Set(result.infeasible.map((v) => v.id)), Math.ceil(budget / 2));
+    result = solve(relaxed, Math.ceil(budget / 2));
   }
   const order = result.order.map(Number);
   // Belt and braces: nothing may go missing, even if the relaxed pass still left a visit out.
   const placed = new Set(order);
   input.visits.forEach((_, i) => placed.has(i) || order.push(i));
-  return { order, optimized: true, matrix, notes };
+  return { order, optimized: true, matrix, notes, relaxed: new Set([...relaxed].map(Number)) };
 }

@@ -51,7 +51,7 @@ describe('ETA checks', () => {
 
 describe('ETA thresholds', () => {
   it('a distance trigger does not fire for a stop reached only after waiting for a window (the driver passes by, not for it)', () => {
-    const stop = { stopId: 'stp_1', jobId: 'job_1', stopIndex: 0, type: 'pickup', lat: 0, lng: 0, address: '', serviceSeconds: 300, completeAfter: null, customerUserId: null, contactName: null, contactPhone: null };
+    const stop = { stopId: 'stp_1', jobId: 'job_1', stopIndex: 0, type: 'pickup', lat: 0, lng: 0, address: '', serviceSeconds: 300, completeAfter: null, routeDayStart: null, customerUserId: null, contactName: null, contactPhone: null };
     const estimate = { stop, arrivalAt: new Date(), completionAt: new Date(), cumulativeDistanceMeters: 500, cumulativeDurationSeconds: 90_000, waitedSeconds: 0 };
     const config = { triggerType: 'distance_away', triggerValue: 2 } as const;
     expect(crossesThreshold(config, estimate)).toBe(true);

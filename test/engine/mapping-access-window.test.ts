@@ -22,6 +22,13 @@ describe('access_window grammar', () => {
     expect(parse('20:00-24:00')).toEqual(['2026-11-21T19:00:00.000Z/2026-11-21T23:00:00.000Z']);
   });
 
+  it('takes an overnight window from the evening before while that one is still open at departure', () => {
+    // Leaving at 00:30 in Paris: last night's 22:00-02:00 is open now, tonight's comes later.
+    expect(parse('22:00-02:00', '2026-11-20T23:30:00Z')).toEqual(['2026-11-20T21:00:00.000Z/2026-11-21T01:00:00.000Z', '2026-11-21T21:00:00.000Z/2026-11-22T01:00:00.000Z']);
+    // Leaving at 03:00, last night's has closed.
+    expect(parse('22:00-02:00', '2026-11-21T02:00:00Z')).toEqual(['2026-11-21T21:00:00.000Z/2026-11-22T01:00:00.000Z']);
+  });
+
   it('reads ISO intervals with a zone, sorts windows and merges overlaps', () => {
     expect(parse('2026-11-21T15:00Z/2026-11-21T16:00Z,2026-11-21T09:00:00+01:00/2026-11-21T11:00:00+01:00, 10:30-12:00')).toEqual([
       '2026-11-21T08:00:00.000Z/2026-11-21T11:00:00.000Z',

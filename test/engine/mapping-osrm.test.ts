@@ -67,9 +67,14 @@ describe('OSRM adapter: recorded answers', () => {
       expect(lastRequest().searchParams.get('alternatives')).toBe('2');
       expect(short.distance_meters).toBeCloseTo(3655.8, 1);
       expect(short.alternatives).toBeUndefined();
+      expect(short.notes).toBeUndefined();
     } finally {
       engine.answer('/route/v1/', { fixture: 'osrm-route.json' });
     }
+    // Through a waypoint OSRM has no alternatives to choose the shortest from: the answer says so.
+    const through = await osrm().route({ waypoints: [CONCORDE, RIVOLI, BASTILLE], mode: 'car', routing_mode: 'short' });
+    expect(lastRequest().searchParams.get('alternatives')).toBeNull();
+    expect(through.notes).toEqual([expect.stringMatching(/routing_mode short applies between two points only/)]);
   });
 
   it('asks the table service once per distinct point and returns rows for origins, columns for destinations', async () => {

@@ -146,7 +146,8 @@ describe('GET /eta/job', () => {
     const first = await createJob(acme.as.dispatcher, { stops: STOPS });
     const second = await createJob(acme.as.dispatcher, { stops: far });
     for (const [name, job] of [['Morning A', first], ['Morning B', second]] as const) {
-      const route = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name, service_date: '2030-02-01', job_ids: [job.id] });
+      // Today's routes (the site's zone is UTC): a later day's would wait for that day to begin.
+      const route = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name, service_date: server.clock.now().toISOString().slice(0, 10), job_ids: [job.id] });
       expect(route.status).toBe(201);
       const sent = await acme.as.dispatcher.post('/api/dispatch/route', { route_id: route.body.data.id, driver_id: driver.id, vehicle_id: vehicle });
       expect(sent.status, sent.text).toBe(200);
@@ -155,6 +156,22 @@ describe('GET /eta/job', () => {
     const alone = await createOfflineProvider().route({ waypoints: [origin, { ...PICKUP, service_seconds: 300 }, { ...DROPOFF, service_seconds: 300 }], mode: 'bike' });
     expect(eta.stops.map((stop) => stop.cumulative_distance_meters)).toEqual(alone.legs.map((leg) => Math.round(leg.cumulative_distance_meters)));
     expect(eta.stops.map((stop) => stop.cumulative_duration_seconds)).toEqual(alone.legs.map((leg) => Math.round(leg.cumulative_duration_seconds)));
+  });
+
+  it("a route of a later day that has not started: its stops are not reached before that day begins", async () => {
+    const driver = await newDriver('eta.laterday@acme.example', { lat: 48.8738, lng: 2.295 }, false);
+    const job = await createJob(acme.as.dispatcher, { stops: STOPS });
+    // Two days ahead: a later date whatever the time of day; the site's zone is UTC.
+    const day = new Date(server.clock.now().getTime() + 48 * 3600_000).toISOString().slice(0, 10);
+    const route = await acme.as.dispatcher.post<One<{ id: string }>>('/api/route', { name: 'Later day', service_date: day, job_ids: [job.id] });
+    expect(route.status, route.text).toBe(201);
+    const van = await acme.as.admin.post<One<{ id: string }>>('/api/vehicle', { name: 'ETA later-day van', type: 'van' });
+    const sent = await acme.as.dispatcher.post('/api/dispatch/route', { route_id: route.body.data.id, driver_id: driver.id, vehicle_id: van.body.data.id });
+    expect(sent.status, sent.text).toBe(200);
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${job.id}`)).body.data;
+    // The pickup is minutes away, but the route is driven on its day: no "arriving in 4 minutes" today.
+    expect(eta.stops[0]!.estimated_arrival_at).toBe(`${day}T00:00:00.000Z`);
+    expect(eta.pickup_eta).toBe(eta.stops[0]!.estimated_arrival_at);
   });
 
   it("a job on no route given today comes before tomorrow's route, and does not wait for its windows", async () => {
@@ -197,6 +214,18 @@ describe('GET /eta/job', () => {
     const seen = (await customer.get<One<EtaResult>>(`/api/eta/job?id=${customerJob.id}`)).body.data;
     expect(seen.best_driver_id).toBeNull();
     expect(seen.pickup_duration_seconds).toBe(eta.pickup_duration_seconds);
+  });
+
+  it("an unassigned job whose pickup window opens later: the pickup figures wait for it, as its first stop's do", async () => {
+    // Runs after the test above: its available, located drivers are the candidates.
+    const opens = new Date(server.clock.now().getTime() + 20 * 3600_000);
+    const windowed = [{ ...STOPS[0]!, complete_after: opens.toISOString() }, STOPS[1]!];
+    const job = await createJob(acme.as.dispatcher, { stops: windowed });
+    const eta = (await acme.as.dispatcher.get<One<EtaResult>>(`/api/eta/job?id=${job.id}`)).body.data;
+    expect(eta.best_driver_id).not.toBeNull();
+    expect(Date.parse(eta.stops[0]!.estimated_arrival_at!)).toBe(opens.getTime());
+    expect(eta.pickup_eta).toBe(eta.stops[0]!.estimated_arrival_at);
+    expect(eta.pickup_duration_seconds).toBe(eta.stops[0]!.cumulative_duration_seconds);
   });
 });
 

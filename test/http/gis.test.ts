@@ -157,6 +157,28 @@ describe('POST /gis/sequence', () => {
     expect(seconds(DEPARTURE, plan.end_arrival_time)).toBe(plan.travel_seconds + plan.service_seconds + plan.wait_seconds);
   });
 
+  it('serves a waypoint whose window cannot be met with the others on arrival, so the others stay on time', async () => {
+    // x and y both open at 10:00 for a minute, half an hour apart: one of them must miss. The order puts x first
+    // (it costs nothing there); waiting at x until 10:00 would make y and z late too.
+    const body = {
+      start: { lat: 48.8, lng: 2.35 },
+      end: { lat: 48.96, lng: 2.35 },
+      departure_time: '2026-11-21T08:00:00Z',
+      waypoints: [
+        { id: 'x', lat: 48.8, lng: 2.35, access_window: '2026-11-21T10:00:00Z/2026-11-21T10:01:00Z' },
+        { id: 'y', lat: 48.94, lng: 2.35, access_window: '2026-11-21T10:00:00Z/2026-11-21T10:01:00Z' },
+        { id: 'z', lat: 48.96, lng: 2.35, access_window: '2026-11-21T10:30:00Z/2026-11-21T10:31:00Z' },
+      ],
+    };
+    const plan = (await sites.acme.as.dispatcher.post<One<Sequence>>('/api/gis/sequence', body)).body.data;
+    expect(plan.infeasible_waypoint_ids).toEqual(['x']);
+    const byId = Object.fromEntries(plan.waypoints.map((w) => [w.id, w]));
+    expect(byId.x).toMatchObject({ feasible: false, wait_seconds: 0, late_by_seconds: 0, window: null });
+    expect(byId.x!.infeasible_reason).toMatch(/served on arrival, \d+ s before its window opens at 2026-11-21T10:00:00.000Z/);
+    expect(byId.y).toMatchObject({ feasible: true, late_by_seconds: 0 });
+    expect(byId.z).toMatchObject({ feasible: true, late_by_seconds: 0 });
+  });
+
   it('finds the best order, west to east across Paris, whatever order the waypoints come in', async () => {
     const marais = { id: 'marais', lat: 48.8589, lng: 2.3622 };
     for (const optimize_for of ['time', 'distance']) {

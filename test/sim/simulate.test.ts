@@ -95,4 +95,12 @@ describe('in-process simulation on the real engine', () => {
     expect(text.match(/<svg/g)!.length).toBeGreaterThanOrEqual(8 + 2 + STRATEGIES.length);
     expect(text).not.toMatch(/<script|https?:\/\//);
   });
+
+  it('the HTML report of a run against a best-known plan charts the distance ratio beside how late the run was', () => {
+    const strategies = Object.fromEntries(Object.entries(first.comparison.strategies).map(([name, r]) => [name, { ...r, distance_ratio_to_best_known: 1.5 }]));
+    const html = renderReport({ ...first.comparison, best_known: { instance: 'lc101', distance_km: 828.94, vehicles: 10 }, strategies });
+    for (const label of ['distance ÷ best known', 'late pickups', 'late deliveries', 'late depot returns']) expect(html).toContain(`aria-label="${label}"`);
+    expect(html).toContain('1.50×');
+    expect(renderReport(first.comparison)).not.toContain('distance ÷ best known');
+  });
 });
