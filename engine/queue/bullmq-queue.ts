@@ -22,8 +22,17 @@ export type BullmqQueueOptions = {
 };
 
 /**
+ * How many times a job may lose its worker (the process died, or its event loop blocked past the lock) and still run.
+ * BullMQ's default is 1: a job whose worker is killed twice (two deploys, two OOM kills) was failed without running,
+ * whatever attempts it had left. Each stall costs one lock period of delay, so a job that itself kills its process
+ * still ends, after this many process deaths.
+ */
+export const MAX_STALLS = 10;
+
+/**
  * A {@link DurableQueue} on BullMQ 6 (Redis). Jobs, attempts and due times live in Redis, so they survive a restart
- * of this process; BullMQ's stalled-job check re-runs a job whose worker died (after its 30 s lock expires).
+ * of this process; BullMQ's stalled-job check re-runs a job whose worker died (after its 30 s lock expires), up to
+ * {@link MAX_STALLS} times.
  *
  * Connections: producers share one duplicate of the app's client (it keeps the app's fail-fast retry setting, so an
  * `add` during a Redis outage errors instead of hanging). Workers are given a second duplicate with
@@ -93,6 +102,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
           connection: workerConnection,
           prefix,
           concurrency: processOptions.concurrency ?? 1,
+          maxStalledCount: MAX_STALLS,
           // The stalled check runs every half lock, so a dead worker's job is taken again at most 1.5 locks after its
           // last renewal rather than up to 30 s later whatever the lock.
           ...(processOptions.lockMs

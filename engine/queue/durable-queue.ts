@@ -37,8 +37,9 @@ export type QueuedJob = {
 
 /**
  * The retries of a job whose work needs the database, Redis or a remote service that may be down for a while: 12 runs
- * with exponential backoff from 2 s, about 68 minutes in all, so that a passing outage costs time, never the work
- * (a job that runs out of attempts is failed and its work left undone).
+ * with exponential backoff from 2 s (waits of 2, 4, ... 2048 s: 4094 s, about 68 minutes, in all), so that a passing
+ * outage costs time, never the work. A job that runs out of attempts is failed; scheduled dispatches and
+ * notifications are added again by their sweeps (`requeue`) while their rows are still pending, other work is not.
  */
 export const OUTLIVE_OUTAGES = { attempts: 12, backoffMs: 2000 } as const;
 
