@@ -46,6 +46,8 @@ const EnvSchema = Type.Object({
   TRACK_POINT_DISTANCE_METERS: Type.Integer({ minimum: 1, maximum: 100_000, default: 200 }),
   DRIVER_DISCONNECT_GRACE_SECONDS: Type.Number({ minimum: 0, maximum: 3600, default: 60 }),
   LOCATION_RATE_LIMIT_PER_SECOND: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+  REQUEUE_GRACE_SECONDS: Type.Number({ minimum: 1, maximum: 86_400, default: 120 }),
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -92,6 +94,13 @@ export type Config = {
   attachments: AttachmentSettings;
   /** Realtime (issue 5): the track throttle, the disconnect grace and the per-driver location event quota. */
   realtime: { trackThrottle: { intervalSeconds: number; distanceMeters: number }; disconnectGraceSeconds: number; locationEventsPerSecond: number };
+  /**
+   * How long a scheduled dispatch may stay pending past its `dispatch_at`, and a notification pending after it was
+   * queued, before the sweep adds its queue job again (Redis keeps nothing on disk: its jobs may be gone).
+   */
+  requeueGraceSeconds: number;
+  /** On SIGTERM/SIGINT, how long requests already running may take to answer before their connections are cut (ms). */
+  shutdownGraceMs: number;
 };
 
 export class ConfigError extends Error {}
@@ -156,6 +165,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       disconnectGraceSeconds: valid.DRIVER_DISCONNECT_GRACE_SECONDS,
       locationEventsPerSecond: valid.LOCATION_RATE_LIMIT_PER_SECOND,
     },
+    requeueGraceSeconds: valid.REQUEUE_GRACE_SECONDS,
+    shutdownGraceMs: valid.SHUTDOWN_GRACE_MS,
   };
 }
 

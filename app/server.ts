@@ -11,9 +11,16 @@ import { EVENT_QUEUES } from '../engine/outbox/event-queues.ts';
 import { startDispatchWorker } from '../engine/dispatch/dispatch-worker.ts';
 import { startEtaWorker } from '../engine/eta/eta-worker.ts';
 import { mappingPolicyOf } from '../engine/eta/eta-check.ts';
+import { trackRequests } from './drain-requests.ts';
 import type { Services } from './services.ts';
 
-export type RunningServer = { server: Server; port: number; url: string; close(): Promise<void> };
+export type RunningServer = {
+  server: Server;
+  port: number;
+  url: string;
+  /** Graceful: see `shutDown` in startServer. Calling it again returns the same promise. */
+  close(): Promise<void>;
+};
 
 /** Serves the HTTP API and socket.io (`/driver`, `/dispatch`) on one node:http server. */
 export async function startServer(services: Services): Promise<RunningServer> {
@@ -22,6 +29,8 @@ export async function startServer(services: Services): Promise<RunningServer> {
   mountIntegrationCallback(app, services);
   const server = createServer(toNodeHandler(app));
   const realtime = attachRealtime(server, services);
+  // After socket.io attached: it replaces the 'request' listeners present then.
+  const requests = trackRequests(server);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -40,15 +49,26 @@ export async function startServer(services: Services): Promise<RunningServer> {
   const dispatchWorker = await startDispatchWorker(services);
   // ETA checks of moving drivers and the notifications they make due (issue 5), in every API process.
   await startEtaWorker(services);
+  let closing: Promise<void> | null = null;
+  /**
+   * Stops accepting at once (socket.io's close closes the HTTP server after ending its sockets cleanly), lets the
+   * API requests already running answer for up to `SHUTDOWN_GRACE_MS`, then cuts what is left. The services close
+   * after this, so a committed request is answered before its database and queues go away.
+   */
+  const shutDown = async (): Promise<void> => {
+    const realtimeClosed = realtime.close();
+    const cut = await requests.drain(services.config.shutdownGraceMs);
+    if (cut > 0) services.logger.warn({ requests: cut, graceMs: services.config.shutdownGraceMs }, 'shutdown grace period over: running requests cut off');
+    await realtimeClosed;
+    await dispatchWorker.stop();
+  };
   return {
     server,
     port,
     url: `http://${services.config.baseDomain}:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await dispatchWorker.stop();
-      // socket.io's close ends its sockets and then closes this HTTP server.
-      await realtime.close();
+    close: () => {
+      closing ??= shutDown();
+      return closing;
     },
   };
 }

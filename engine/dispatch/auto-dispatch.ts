@@ -8,7 +8,9 @@ import { createDispatchBackoff, type DispatchBackoff } from './auto-dispatch-bac
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { updateDispatch } from './dispatch-record.ts';
 import type { SiteStrategy } from './dispatch-types.ts';
+import { requeueOverdueDispatches } from './scheduled-sweep.ts';
 import { dispatchByStrategy } from './strategy-dispatch.ts';
+import type { Clock } from '../clock.ts';
 
 export type AutoDispatcher = { trigger(): void; runOnce(): Promise<void>; stop(): Promise<void> };
 
@@ -27,12 +29,25 @@ const JOBS_PER_PASS = 50;
  * The same pass completes the open dispatches whose job reached a terminal phase: `processing` ones, and `pending`
  * ones (an offer in the pool, a dispatch awaiting the driver's confirmation, a scheduled one) that would otherwise
  * wait for good for a claim, an accept or a run that can no longer happen.
+ *
+ * And at most every `requeueGraceMs` (capped at 30 s), it adds again the queue jobs of scheduled dispatches still
+ * pending that long after their `dispatch_at` (`scheduled-sweep.ts`): Redis may have lost them.
  */
-export function createAutoDispatcher(deps: DispatchDeps & { orm: MikroORM; logger: Logger; pollMs?: number }): AutoDispatcher {
+export function createAutoDispatcher(deps: DispatchDeps & { orm: MikroORM; logger: Logger; clock: Clock; requeueGraceMs: number; pollMs?: number }): AutoDispatcher {
   let autoSites = true;
+  let lastSweep = 0;
   const backoff = createDispatchBackoff();
   const pass = async (): Promise<void> => {
     await completeFinished(deps);
+    if (Date.now() - lastSweep >= Math.min(deps.requeueGraceMs, 30_000)) {
+      lastSweep = Date.now();
+      // A Redis outage fails the sweep, not auto dispatch: the next sweep tries again.
+      const requeued = await requeueOverdueDispatches(deps, deps.requeueGraceMs).catch((error: unknown) => {
+        deps.logger.error({ err: error }, 'overdue scheduled dispatch sweep failed');
+        return 0;
+      });
+      if (requeued > 0) deps.logger.warn({ requeued }, 'scheduled dispatches overdue past the grace period: their queue jobs were added again');
+    }
     const sites = await inTenantScope(deps.orm, { siteId: null, platform: true }, (em) =>
       em.execute<{ site_id: string; strategy: SiteStrategy }[]>('select site_id, strategy from dispatch_settings where auto_dispatch order by site_id'),
     );

@@ -4,8 +4,19 @@ import type { EntityRow } from '../jobs/job-view.ts';
 import { DISPATCH_COLUMNS, dispatchColumnValues } from './dispatch-columns.ts';
 import type { DispatchDecision, DispatchMethod, DispatchStatus, Strategy } from './dispatch-types.ts';
 
-/** What a scheduled dispatch will do when due: assign the named driver, or let the strategy pick one. */
-export type DispatchPlan = { driver_id: string | null; vehicle_id: string | null; route_id: string | null; strategy: Strategy | null; require_confirmation: boolean };
+/**
+ * What a scheduled dispatch will do when due: assign the named driver, or let the strategy pick one. `bulk` marks the
+ * records of one scheduled bulk distribution (`key` names its queue job, `dispatch.<key>`), so that a sweep can add
+ * that one job again for all of them.
+ */
+export type DispatchPlan = {
+  driver_id: string | null;
+  vehicle_id: string | null;
+  route_id: string | null;
+  strategy: Strategy | null;
+  require_confirmation: boolean;
+  bulk?: { key: string; optimize_routes: boolean };
+};
 
 /** A `dispatch` row as stored (snake_case, as the API shows it). */
 export type DispatchRow = {

@@ -3,6 +3,7 @@ import { DomainError } from '../domain-error.ts';
 import type { JsonValue } from '../queue/durable-queue.ts';
 import { loadRoute } from '../routes/route-membership.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
+import { newId } from '../../persistence/ids.ts';
 import { insertDispatch, updateDispatch, type DispatchPlan, type DispatchRow } from './dispatch-record.ts';
 import type { DispatchMethod } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
@@ -52,7 +53,8 @@ export async function scheduleBulkDistribute(
 ): Promise<{ dispatches: DispatchRow[]; failed: FailedJob[] }> {
   const dispatches: DispatchRow[] = [];
   const failed: FailedJob[] = [];
-  const plan: DispatchPlan = { driver_id: null, vehicle_id: null, route_id: null, strategy: 'load-balanced', require_confirmation: input.requireConfirmation };
+  const bulk = { key: newId('dispatch'), optimize_routes: input.optimizeRoutes };
+  const plan: DispatchPlan = { driver_id: null, vehicle_id: null, route_id: null, strategy: 'load-balanced', require_confirmation: input.requireConfirmation, bulk };
   for (const jobId of input.jobIds) {
     try {
       const job = await loadJobTarget(scope.em, scope.siteId, jobId);
@@ -69,7 +71,7 @@ export async function scheduleBulkDistribute(
     const data: BulkDue = {
       site_id: scope.siteId, team_id: input.teamId, dispatch_ids: dispatches.map((d) => d.id), optimize_routes: input.optimizeRoutes, require_confirmation: input.requireConfirmation,
     };
-    await enqueue(deps, scope, BULK_DUE, dispatches[0]!.id, data, input.dispatchAt);
+    await enqueue(deps, scope, BULK_DUE, bulk.key, data, input.dispatchAt);
   }
   return { dispatches, failed };
 }
@@ -91,13 +93,13 @@ export function pendingDispatch(scope: CommandScope, input: { jobId: string | nu
 }
 
 /**
- * Same rules as a single delayed dispatch: the id dedupes (`dispatch.<record id>`), the table queue commits with the
+ * Same rules as a single delayed dispatch: the id dedupes (`dispatch.<record id>`, or the bulk key), the table queue commits with the
  * records, and on BullMQ the job names the transaction that stored them.
  */
-async function enqueue(deps: DispatchDeps, scope: CommandScope, name: string, dispatchId: string, data: { [key: string]: JsonValue }, at: Date): Promise<void> {
+async function enqueue(deps: DispatchDeps, scope: CommandScope, name: string, key: string, data: { [key: string]: JsonValue }, at: Date): Promise<void> {
   const delayMs = Math.max(0, at.getTime() - scope.clock.now().getTime());
   const xid = await schedulingTransaction(deps.queue, scope);
-  await deps.queue.add(DISPATCH_QUEUE, name, xid ? { ...data, xid } : data, { jobId: `dispatch.${dispatchId}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
+  await deps.queue.add(DISPATCH_QUEUE, name, xid ? { ...data, xid } : data, { jobId: `dispatch.${key}`, delayMs, ...OUTLIVE_OUTAGES, transaction: scope.em });
 }
 
 /**

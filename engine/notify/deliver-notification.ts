@@ -6,15 +6,18 @@ import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { configuredIntegration } from '../integrations/active-integration.ts';
 import type { JobHandler } from '../queue/durable-queue.ts';
 import { NOTIFICATION_ATTEMPTS } from './notification-relay.ts';
-import { sendSmtpMail, type SmtpConfig } from './smtp-sender.ts';
+import { notificationMessageId, sendSmtpMail, type SmtpConfig } from './smtp-sender.ts';
 
 /** What a provider needs to send one message: its decrypted config and the message. Returns the provider's id. */
 type Sender = (config: Record<string, unknown>, message: NotificationMessage, options: { allowLoopback: boolean }) => Promise<string>;
 
 /** Real providers with a delivery adapter in this build, by integration key. */
 const SENDERS: Readonly<Record<string, Sender>> = {
-  smtp: (config, message, options) =>
-    sendSmtpMail(config as SmtpConfig, { to: message.recipient, subject: message.subject ?? '', body: message.body }, options),
+  smtp: (config, message, options) => {
+    const smtp = config as SmtpConfig;
+    const messageId = notificationMessageId(message.id, smtp.from_address);
+    return sendSmtpMail(smtp, { to: message.recipient, subject: message.subject ?? '', body: message.body, messageId }, options);
+  },
 };
 
 /** Stored instead of a delivered message's body, which may carry one-time tokens (password reset). */
@@ -24,9 +27,12 @@ export type NotificationDeliveryDeps = { orm: MikroORM; crypto: FieldCrypto; log
 
 /**
  * The `notifications` queue's handler: one delivery attempt. The message is read (with its provider's config) in
- * one transaction, sent outside any transaction, and the outcome written in another. A failure is recorded and
- * rethrown so the queue retries with backoff; the last attempt marks the message failed. Idempotent: a message no
- * longer pending is skipped.
+ * one transaction, sent outside any transaction, and the outcome written in another. A failed send is recorded and
+ * rethrown so the queue retries with backoff; the last attempt marks the message failed. A message that was sent is
+ * not sent again because its record failed (a database blip): the record is retried here, for about a minute
+ * ({@link RECORD_RETRY_MS}), before the run fails. Only a record that fails longer than that, or a process that dies
+ * between the send and the record, sends it again, under the same Message-ID. Idempotent: a message no longer
+ * pending is skipped.
  */
 export function createNotificationHandler(deps: NotificationDeliveryDeps): JobHandler {
   return async (job) => {
@@ -43,17 +49,35 @@ export function createNotificationHandler(deps: NotificationDeliveryDeps): JobHa
       await record(deps, siteId, id, { failed: true, error: sender ? `integration ${message.provider} was removed` : `no delivery adapter for ${message.provider} in this build` });
       return;
     }
+    let providerMessageId: string;
     try {
-      const providerMessageId = await sender(integration.config, message, { allowLoopback: deps.allowLoopback });
-      await record(deps, siteId, id, { providerMessageId });
+      providerMessageId = await sender(integration.config, message, { allowLoopback: deps.allowLoopback });
     } catch (error) {
       const last = job.attempt >= NOTIFICATION_ATTEMPTS;
       const reason = error instanceof Error ? error.message.slice(0, 500) : 'unknown error';
       await record(deps, siteId, id, { failed: last, error: reason });
       deps.logger.warn({ notification_id: id, provider: message.provider, attempt: job.attempt, err: reason }, 'notification delivery failed');
       if (!last) throw error;
+      return;
     }
+    await recordSent(deps, siteId, id, providerMessageId);
   };
+}
+
+/** Waits between tries of recording a sent message: about a minute in all, within the job's renewed lock. */
+const RECORD_RETRY_MS = [250, 500, 1000, 2000, 4000, 8000, 16_000, 32_000] as const;
+
+async function recordSent(deps: NotificationDeliveryDeps, siteId: string, id: string, providerMessageId: string): Promise<void> {
+  for (const wait of [0, ...RECORD_RETRY_MS]) {
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    try {
+      await record(deps, siteId, id, { providerMessageId });
+      return;
+    } catch (error) {
+      if (wait === RECORD_RETRY_MS.at(-1)) throw error;
+      deps.logger.warn({ notification_id: id, err: error }, 'notification sent but not recorded yet; recording it again, not sending it');
+    }
+  }
 }
 
 type Outcome = { providerMessageId: string } | { failed: boolean; error: string };

@@ -22,7 +22,17 @@ export type SmtpOptions = {
   timeoutMs?: number;
 };
 
-export type OutgoingEmail = { to: string; subject: string; body: string };
+/**
+ * `messageId`: the Message-ID header, with its angle brackets. Given the same one on a resend (see
+ * {@link notificationMessageId}), receivers and MTAs can tell the copies are one message.
+ */
+export type OutgoingEmail = { to: string; subject: string; body: string; messageId?: string };
+
+/** The Message-ID of a notification's mail, the same on every attempt: `<notification id@sender's domain>`. */
+export function notificationMessageId(notificationId: string, fromAddress: string): string {
+  const domain = fromAddress.slice(fromAddress.lastIndexOf('@') + 1) || 'localhost';
+  return `<${notificationId}@${domain}>`;
+}
 
 /**
  * Sends one message through the site's SMTP server. The host must resolve to public addresses only (a tenant's
@@ -35,7 +45,7 @@ export async function sendSmtpMail(config: SmtpConfig, mail: OutgoingEmail, opti
   const transport = await createTransport(config, options);
   try {
     const from = config.from_name ? { name: config.from_name, address: config.from_address } : config.from_address;
-    const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.body });
+    const info = await transport.sendMail({ from, to: mail.to, subject: mail.subject, text: mail.body, ...(mail.messageId ? { messageId: mail.messageId } : {}) });
     return info.messageId;
   } finally {
     transport.close();

@@ -12,7 +12,7 @@ export type NotificationServices = {
   crypto: FieldCrypto;
   logger: Logger;
   /** `webhookAllowLoopback` (tests only) lets SMTP reach a loopback server too. */
-  config: { webhookAllowLoopback: boolean };
+  config: { webhookAllowLoopback: boolean; requeueGraceSeconds: number };
 };
 
 export type NotificationDelivery = { relay: NotificationRelay; close(): Promise<void> };
@@ -29,7 +29,7 @@ export async function startNotificationDelivery(services: NotificationServices, 
     concurrency: 4,
     lockMs: 30_000,
   });
-  const relay = createNotificationRelay({ orm, queue, logger, ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}) });
+  const relay = createNotificationRelay({ orm, queue, logger, requeueGraceMs: services.config.requeueGraceSeconds * 1000, ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}) });
   relay.start();
   return { relay, close: () => relay.stop() };
 }

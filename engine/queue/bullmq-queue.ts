@@ -22,8 +22,17 @@ export type BullmqQueueOptions = {
 };
 
 /**
+ * How many times a job may lose its worker (the process died, or its event loop blocked past the lock) and still run.
+ * BullMQ's default is 1: a job whose worker is killed twice (two deploys, two OOM kills) was failed without running,
+ * whatever attempts it had left. Each stall costs one lock period of delay, so a job that itself kills its process
+ * still ends, after this many process deaths.
+ */
+export const MAX_STALLS = 10;
+
+/**
  * A {@link DurableQueue} on BullMQ 6 (Redis). Jobs, attempts and due times live in Redis, so they survive a restart
- * of this process; BullMQ's stalled-job check re-runs a job whose worker died (after its 30 s lock expires).
+ * of this process; BullMQ's stalled-job check re-runs a job whose worker died (after its 30 s lock expires), up to
+ * {@link MAX_STALLS} times.
  *
  * Connections: producers share one duplicate of the app's client (it keeps the app's fail-fast retry setting, so an
  * `add` during a Redis outage errors instead of hanging). Workers are given a second duplicate with
@@ -48,6 +57,20 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
     return queue;
   };
 
+  const addMany: DurableQueue['addMany'] = async (queue, jobs) => {
+    for (const job of jobs) assertValidJob(queue, job.options);
+    if (jobs.length === 0) return;
+    // A lone job goes through `add`, which shares the connection's automatic pipeline; building a pipeline of its
+    // own costs more than the job.
+    if (jobs.length === 1) {
+      await queueFor(queue).add(jobs[0]!.name, jobs[0]!.data, bullmqOptions(jobs[0]!.options));
+      return;
+    }
+    // One pipeline: the adds reach Redis in array order on one connection (not atomically: a caller that fails
+    // half way adds again, and the job ids dedupe).
+    await queueFor(queue).addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: bullmqOptions(job.options) })));
+  };
+
   return {
     backend: 'bullmq',
     async add(queue, name, data, addOptions) {
@@ -55,18 +78,19 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
       // An existing jobId makes BullMQ return the existing job without adding: that is the dedupe.
       await queueFor(queue).add(name, data, bullmqOptions(addOptions));
     },
-    async addMany(queue, jobs) {
-      for (const job of jobs) assertValidJob(queue, job.options);
-      if (jobs.length === 0) return;
-      // A lone job goes through `add`, which shares the connection's automatic pipeline; building a pipeline of its
-      // own costs more than the job.
-      if (jobs.length === 1) {
-        await queueFor(queue).add(jobs[0]!.name, jobs[0]!.data, bullmqOptions(jobs[0]!.options));
-        return;
+    addMany,
+    async requeue(queue, jobs) {
+      await addMany(queue, jobs);
+      for (const { options: { jobId } } of jobs) {
+        const state = await queueFor(queue).getJobState(jobId);
+        if (state !== 'completed' && state !== 'failed') continue;
+        const job = await queueFor(queue).getJob(jobId);
+        // Atomic on BullMQ's side: it moves the job back to wait only if it is still in that finished set, so a
+        // job another process requeued meanwhile is left alone (the error says so and is expected).
+        await job?.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true }).catch((error: unknown) => {
+          logger.debug({ err: error, queue, jobId }, 'finished job not requeued: it moved meanwhile');
+        });
       }
-      // One pipeline: the adds reach Redis in array order on one connection (not atomically: a caller that fails
-      // half way adds again, and the job ids dedupe).
-      await queueFor(queue).addBulk(jobs.map((job) => ({ name: job.name, data: job.data, opts: bullmqOptions(job.options) })));
     },
     async process(queue, handler, processOptions = {}) {
       assertValidQueueName(queue);
@@ -78,6 +102,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
           connection: workerConnection,
           prefix,
           concurrency: processOptions.concurrency ?? 1,
+          maxStalledCount: MAX_STALLS,
           // The stalled check runs every half lock, so a dead worker's job is taken again at most 1.5 locks after its
           // last renewal rather than up to 30 s later whatever the lock.
           ...(processOptions.lockMs

@@ -37,8 +37,9 @@ export type QueuedJob = {
 
 /**
  * The retries of a job whose work needs the database, Redis or a remote service that may be down for a while: 12 runs
- * with exponential backoff from 2 s, about 68 minutes in all, so that a passing outage costs time, never the work
- * (a job that runs out of attempts is failed and its work left undone).
+ * with exponential backoff from 2 s (waits of 2, 4, ... 2048 s: 4094 s, about 68 minutes, in all), so that a passing
+ * outage costs time, never the work. A job that runs out of attempts is failed; scheduled dispatches and
+ * notifications are added again by their sweeps (`requeue`) while their rows are still pending, other work is not.
  */
 export const OUTLIVE_OUTAGES = { attempts: 12, backoffMs: 2000 } as const;
 
@@ -75,6 +76,13 @@ export interface DurableQueue {
    * deduplicated by its id as {@link add} does. `transaction` is {@link AddJobOptions.transaction}, for all of them.
    */
   addMany(queue: string, jobs: readonly NewJob[], transaction?: EntityManager): Promise<void>;
+  /**
+   * For sweeps whose rows say the work is still owed (a pending scheduled dispatch past its due time, a pending
+   * notification queued long ago): adds each job as {@link addMany} does, and a job of the same id that already
+   * finished (completed, or failed for good after its attempts) runs again with its attempts counted from zero. A job
+   * waiting or running is left as it is, so calling this while the first job is alive is a no-op.
+   */
+  requeue(queue: string, jobs: readonly NewJob[]): Promise<void>;
   /** Starts consuming `queue` in this process (once per queue per instance); resolves when the consumer is ready. */
   process(queue: string, handler: JobHandler, options?: ProcessOptions): Promise<void>;
   /** The job's current state, or null if it never existed or was pruned after {@link JOB_RETENTION_SECONDS}. */

@@ -109,6 +109,15 @@ export function createQueueJobStore(orm: MikroORM) {
       );
     },
 
+    /** Finished jobs among `ids` (completed, or failed for good) wait to run again now, their attempts from zero. */
+    async rerunFinished(queue: string, ids: readonly string[]): Promise<void> {
+      await execute(
+        `update queue_job set status = 'waiting', attempts_made = 0, run_at = now(), locked_until = null, updated_at = now()
+         where queue = ? and id in (?) and status in ('completed', 'failed')`,
+        [queue, ids],
+      );
+    },
+
     async get(queue: string, jobId: string): Promise<JobInfo | null> {
       const rows = await execute<{ id: string; name: string; status: JobInfo['status']; attempts_made: number; last_error: string | null }[]>(
         'select id, name, status, attempts_made, last_error from queue_job where queue = ? and id = ?',

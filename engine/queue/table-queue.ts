@@ -44,6 +44,13 @@ export function createTableQueue(options: TableQueueOptions): DurableQueue {
       await store.insertMany(queue, jobs, transaction);
       if (!transaction && jobs.some((job) => !job.options.delayMs)) consumers.get(queue)?.kick();
     },
+    async requeue(queue, jobs) {
+      for (const job of jobs) assertValidJob(queue, job.options);
+      if (jobs.length === 0) return;
+      await store.insertMany(queue, jobs);
+      await store.rerunFinished(queue, jobs.map((job) => job.options.jobId));
+      consumers.get(queue)?.kick();
+    },
     async process(queue, handler, processOptions = {}) {
       assertValidQueueName(queue);
       if (closed) throw new Error('The queue is closed');

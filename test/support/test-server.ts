@@ -17,6 +17,8 @@ export type TestServer = {
   logs: string[];
   /** A client on a site's host (`null`: the platform host). */
   client(site: string | null): ApiClient;
+  /** What SIGTERM does first: stop serving (running requests are answered within SHUTDOWN_GRACE_MS); `close` still follows. */
+  stopServing(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -59,6 +61,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     databaseUrl: database.url,
     logs,
     client: (site) => new ApiClient(running.port, site),
+    stopServing: () => running.close(),
     async close() {
       await running.close();
       await services.close();
