@@ -8,7 +8,7 @@ import { useTwoSites } from '../support/two-sites.ts';
 // reset links mailed before.
 
 type Data<T> = { data: T };
-type PreAuth = { type: string; pre_auth_token: string; profiles: { id: string }[] };
+type PreAuth = { type: string; pre_auth_token: string; profiles: { id: string; role: string }[] };
 
 const sites = useTwoSites();
 const INVALID_TICKET = { code: 'INVALID_TICKET', message: 'The token is unknown, used or expired' };
@@ -77,5 +77,25 @@ describe('a sign-in begun before its sessions were ended', () => {
     const finished = await finishSignIn(begun);
     expect(finished.status).toBe(401);
     expect(finished.body).toMatchObject(INVALID_TICKET);
+  });
+});
+
+describe('a role change on a site', () => {
+  it("ends the sessions of the user's other profiles there, which it switches off: reactivating one brings none back", async () => {
+    const user = await acmeUser('dispatcher');
+    expect((await sites.acme.as.dispatcher.post('/api/customer', { email: user.email })).status).toBe(201);
+    const acme = sites.server.client('acme');
+    const begun = await acme.post<Data<PreAuth>>('/api/auth/signin', { email: user.email, password: user.password });
+    const customerProfile = begun.body.data.profiles.find((p) => p.role === 'customer')!;
+    const asCustomer = await acme.post<Data<{ access_token: string; refresh_token: string }>>('/api/auth/site', { pre_auth_token: begun.body.data.pre_auth_token, profile_id: customerProfile.id });
+    expect(asCustomer.status).toBe(200);
+    const { access_token, refresh_token } = asCustomer.body.data;
+    expect((await acme.as({ accessToken: access_token }).get('/api/auth/me')).status).toBe(200);
+
+    expect((await sites.acme.as.admin.put('/api/user', { id: user.id, role: 'driver' })).status).toBe(200);
+    expect((await sites.acme.as.dispatcher.put('/api/customer', { id: user.id, is_active: true })).status).toBe(200);
+
+    expect((await acme.as({ accessToken: access_token }).get('/api/auth/me')).status).toBe(401);
+    expect((await acme.post('/api/auth/refresh', { refresh_token })).status).toBe(401);
   });
 });
