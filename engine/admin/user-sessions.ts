@@ -17,8 +17,22 @@ export async function revokeUserSessions(em: EntityManager, scope: AdminScope, u
   const params = onSite ? [userId, scope.siteId] : [userId];
   await em.execute(`update refresh_token set revoked_at = now() where ${where} and revoked_at is null`, params);
   await em.execute(`update access_token set is_active = false where ${where} and is_active`, params);
-  const tickets = onSite ? "purpose = 'pre_auth' and user_id = ? and site_id = ?" : 'user_id = ?';
-  await em.execute(`update auth_ticket set used_at = now() where ${tickets} and used_at is null`, params);
+  if (onSite) await em.execute("update auth_ticket set used_at = now() where purpose = 'pre_auth' and user_id = ? and site_id = ? and used_at is null", params);
+  else await voidTickets(em, userId);
+}
+
+/**
+ * Voids a user's outstanding tickets, reset links and unfinished sign-ins alike, on every site: after their email
+ * changes, a link mailed to the old address must not set the password of the account the new address now names.
+ * Takes the user's identity for the rest of the transaction, as {@link revokeUserSessions} does.
+ */
+export async function voidUserTickets(em: EntityManager, scope: AdminScope, userId: string): Promise<void> {
+  await switchTenant(em, { siteId: scope.siteId, userId, platform: scope.siteId === null });
+  await voidTickets(em, userId);
+}
+
+async function voidTickets(em: EntityManager, userId: string): Promise<void> {
+  await em.execute('update auth_ticket set used_at = now() where user_id = ? and used_at is null', [userId]);
 }
 
 /**

@@ -10,7 +10,7 @@ import { hashPassword } from '../../persistence/secrets.ts';
 import { DomainError } from '../domain-error.ts';
 import { createAddress, type AddressInput } from './address.service.ts';
 import { applyPatch, auditSnapshot } from './patch.ts';
-import { revokeProfileSessions, revokeUserSessions } from './user-sessions.ts';
+import { revokeProfileSessions, revokeUserSessions, voidUserTickets } from './user-sessions.ts';
 
 /** A user as the API shows it: with their profiles (one site's, on a site host) and home address. */
 export type UserView = { user: User; profiles: UserProfile[]; homeAddress: Address | null };
@@ -100,9 +100,10 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   assertNotKeyAccount(user, scope, input);
   const before = auditSnapshot(user);
   applyPatch(user, input, UPDATABLE);
-  if (input.email !== undefined) {
-    const email = input.email.toLowerCase();
-    if (email !== user.email && (await em.count(UserSchema, { email }))) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
+  const email = input.email?.toLowerCase();
+  const emailChanged = email !== undefined && email !== user.email;
+  if (emailChanged) {
+    if (await em.count(UserSchema, { email })) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
     user.email = email;
   }
   if (input.password !== undefined) {
@@ -119,9 +120,12 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   // A new password, or the account switched off (platform), ends every session; a profile switched off, this site's.
   // So do the profiles a role change switched off: ended, not just refused while inactive, else reactivating one
   // would bring its old tokens back to life.
-  if (input.password !== undefined || (input.is_active === false && scope.siteId === null)) await revokeUserSessions(em, scope, user.id);
+  const endsEverySession = input.password !== undefined || (input.is_active === false && scope.siteId === null);
+  if (endsEverySession) await revokeUserSessions(em, scope, user.id);
   else if (input.is_active === false) await revokeUserSessions(em, scope, user.id, 'this site');
   else for (const profile of switchedOff) await revokeProfileSessions(em, profile.siteId, profile.id);
+  // A reset link mailed to the old address must stop working (ending every session voided it already).
+  if (emailChanged && !endsEverySession) await voidUserTickets(em, scope, user.id);
   return getUser(em, scope, user.id);
 }
 

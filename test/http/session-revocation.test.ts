@@ -99,3 +99,20 @@ describe('a role change on a site', () => {
     expect((await acme.post('/api/auth/refresh', { refresh_token })).status).toBe(401);
   });
 });
+
+describe('an email change', () => {
+  it('voids the reset links mailed to the old address: refused as a used or expired one is', async () => {
+    const user = await acmeUser('customer');
+    const mailedToOld = await resetToken(user.email);
+    const newEmail = `moved-${++serial}-${Date.now()}@acme.example`;
+    expect((await sites.acme.as.admin.put('/api/user', { id: user.id, email: newEmail })).status).toBe(200);
+    const acme = sites.server.client('acme');
+    const refused = await acme.post('/api/auth/password/confirm', { token: mailedToOld, new_password: 'set through the old mail' });
+    const used = await acme.post('/api/auth/password/confirm', { token: 'dtk_unknown-or-used', new_password: 'set through the old mail' });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual(used.body);
+    // The account's owner, at the new address, still resets it.
+    expect((await acme.post('/api/auth/password/confirm', { token: await resetToken(newEmail), new_password: 'set through the new mail' })).status).toBe(200);
+    await signIn(acme, newEmail, 'set through the new mail');
+  });
+});
