@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startNotificationDelivery, type NotificationDelivery } from '../../engine/notify/start-notification-delivery.ts';
 import { UserSchema } from '../../persistence/entities/user.entity.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createOperator, signIn } from '../support/fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 // What ends a user's sessions also ends what would become one: a sign-in begun before (a pre-authentication), and
 // reset links mailed before.
@@ -13,6 +15,12 @@ type PreAuth = { type: string; pre_auth_token: string; profiles: { id: string; r
 const sites = useTwoSites();
 const INVALID_TICKET = { code: 'INVALID_TICKET', message: 'The token is unknown, used or expired' };
 let serial = 0;
+// Reset mail leaves from the password-resets queue's worker, which notification delivery runs.
+let delivery: NotificationDelivery;
+beforeAll(async () => {
+  delivery = await startNotificationDelivery(sites.server.services, { pollIntervalMs: 50 });
+});
+afterAll(() => delivery.close());
 
 /** A new acme user with a role, so each test changes its own account. */
 async function acmeUser(role: string): Promise<{ id: string; email: string; password: string }> {
@@ -39,8 +47,10 @@ async function operatorClient() {
 
 async function resetToken(email: string): Promise<string> {
   expect((await sites.server.client('acme').post('/api/auth/password/reset', { email })).status).toBe(202);
-  const mails = await (await operatorClient()).get<Data<{ body: string }[]>>(`/api/mailbox?site_id=${sites.acme.site.id}&recipient=${email}`);
-  return /dtk_[A-Za-z0-9_-]+/.exec(mails.body.data.at(-1)!.body)![0];
+  const platform = await operatorClient();
+  const mail = await waitFor(`the reset mail to ${email}`, async () =>
+    (await platform.get<Data<{ body: string }[]>>(`/api/mailbox?site_id=${sites.acme.site.id}&recipient=${email}`)).body.data.at(-1));
+  return /dtk_[A-Za-z0-9_-]+/.exec(mail.body)![0];
 }
 
 describe('a sign-in begun before its sessions were ended', () => {
