@@ -10,7 +10,7 @@ import { hashPassword } from '../../persistence/secrets.ts';
 import { DomainError } from '../domain-error.ts';
 import { createAddress, type AddressInput } from './address.service.ts';
 import { applyPatch, auditSnapshot } from './patch.ts';
-import { revokeUserSessions } from './user-sessions.ts';
+import { revokeProfileSessions, revokeUserSessions, voidUserTickets } from './user-sessions.ts';
 
 /** A user as the API shows it: with their profiles (one site's, on a site host) and home address. */
 export type UserView = { user: User; profiles: UserProfile[]; homeAddress: Address | null };
@@ -100,9 +100,10 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   assertNotKeyAccount(user, scope, input);
   const before = auditSnapshot(user);
   applyPatch(user, input, UPDATABLE);
-  if (input.email !== undefined) {
-    const email = input.email.toLowerCase();
-    if (email !== user.email && (await em.count(UserSchema, { email }))) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
+  const email = input.email?.toLowerCase();
+  const emailChanged = email !== undefined && email !== user.email;
+  if (emailChanged) {
+    if (await em.count(UserSchema, { email })) throw DomainError.conflict('EMAIL_TAKEN', `A user with the email ${email} exists`);
     user.email = email;
   }
   if (input.password !== undefined) {
@@ -114,11 +115,17 @@ export async function updateUser(em: EntityManager, actor: AuditActor, scope: Ad
   await applyHomeAddress(em, actor, scope, user, input);
   if (scope.siteId === null && input.is_active !== undefined) user.isActive = input.is_active;
   recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'User', entityId: user.id, before, after: auditSnapshot(user) });
-  await applyProfileChanges(em, actor, scope, user.id, input);
+  const switchedOff = await applyProfileChanges(em, actor, scope, user.id, input);
   await em.flush();
   // A new password, or the account switched off (platform), ends every session; a profile switched off, this site's.
-  if (input.password !== undefined || (input.is_active === false && scope.siteId === null)) await revokeUserSessions(em, scope, user.id);
+  // So do the profiles a role change switched off: ended, not just refused while inactive, else reactivating one
+  // would bring its old tokens back to life.
+  const endsEverySession = input.password !== undefined || (input.is_active === false && scope.siteId === null);
+  if (endsEverySession) await revokeUserSessions(em, scope, user.id);
   else if (input.is_active === false) await revokeUserSessions(em, scope, user.id, 'this site');
+  else for (const profile of switchedOff) await revokeProfileSessions(em, profile.siteId, profile.id);
+  // A reset link mailed to the old address must stop working (ending every session voided it already).
+  if (emailChanged && !endsEverySession) await voidUserTickets(em, scope, user.id);
   return getUser(em, scope, user.id);
 }
 
@@ -201,10 +208,14 @@ function addProfile(em: EntityManager, actor: AuditActor, scope: AdminScope, sit
   return profile;
 }
 
-async function applyProfileChanges(em: EntityManager, actor: AuditActor, scope: AdminScope, userId: string, input: UpdateUserInput): Promise<void> {
+/**
+ * Sets the role or state of the user's profiles on the site. A role change keeps one profile there: the others are
+ * switched off. Returns the profiles this switched off (active before, not now), whose sessions the caller ends.
+ */
+async function applyProfileChanges(em: EntityManager, actor: AuditActor, scope: AdminScope, userId: string, input: UpdateUserInput): Promise<UserProfile[]> {
   const siteId = targetSite(scope, input.site_id);
   const profileActive = scope.siteId ? input.is_active : undefined;
-  if (input.role === undefined && profileActive === undefined) return;
+  if (input.role === undefined && profileActive === undefined) return [];
   if (!siteId) throw DomainError.invalid('SITE_REQUIRED', 'site_id is required to change a role', 'site_id');
   // The platform names the site: one that does not exist is a 404, not a profile failing its key at COMMIT.
   if (scope.siteId === null && !(await em.findOne(SiteSchema, { id: siteId }))) throw new DomainError(404, 'NOT_FOUND', `Site ${siteId} not found`, 'site_id');
@@ -213,15 +224,19 @@ async function applyProfileChanges(em: EntityManager, actor: AuditActor, scope: 
   if (profiles.length === 0) {
     if (!input.role) throw DomainError.notFound('Profile of user on site', siteId);
     addProfile(em, actor, scope, siteId, userId, input.role);
-    return;
+    return [];
   }
+  const switchedOff: UserProfile[] = [];
   for (const [index, profile] of profiles.entries()) {
     const before = auditSnapshot(profile);
+    const wasActive = profile.isActive;
     if (input.role !== undefined && index === 0) profile.role = input.role;
     if (input.role !== undefined && index > 0) profile.isActive = false;
     if (profileActive !== undefined) profile.isActive = profileActive;
     recordAudit(em, actor, { siteId: scope.siteId, action: 'update', entityType: 'UserProfile', entityId: profile.id, before, after: auditSnapshot(profile) });
+    if (wasActive && !profile.isActive) switchedOff.push(profile);
   }
+  return switchedOff;
 }
 
 async function applyHomeAddress(em: EntityManager, actor: AuditActor, scope: AdminScope, user: User, input: UpdateUserInput): Promise<void> {

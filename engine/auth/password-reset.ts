@@ -13,7 +13,8 @@ const RESET_TTL_SECONDS = 3600;
 
 /**
  * Mails a reset token to a user who may sign in here (a profile on this site, or a platform operator on the platform
- * host). Unknown emails do nothing, and the caller answers the same either way, so no one learns who has an account.
+ * host). Unknown emails do nothing. Runs on the `password-resets` queue's worker (`password-reset-queue.ts`), not in
+ * the request, whose answer then takes the same time either way, so no one learns who has an account.
  * An account that reaches beyond this site (`account_beyond_site`: a profile elsewhere, a platform operator) is not
  * the site's to reset through its own mail: the site's admins choose its email integration (an SMTP server of theirs)
  * and read its pending messages, so a site that linked another site's admin as its customer would receive the token

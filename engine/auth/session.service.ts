@@ -10,7 +10,7 @@ import { generateToken, hashToken, verifyPassword } from '../../persistence/secr
 import { switchTenant } from '../../persistence/tenant-scope.ts';
 import type { Clock } from '../clock.ts';
 import { DomainError } from '../domain-error.ts';
-import { consumeTicket, issueTicket } from './tickets.ts';
+import { consumeTicket, invalidTicket, issueTicket } from './tickets.ts';
 
 export type AuthSettings = { clock: Clock; accessTtlSeconds: number; refreshTtlSeconds: number };
 
@@ -75,7 +75,7 @@ export async function signIn(
 
 /**
  * Finishes a pre-authentication by choosing one of the user's profiles; the session belongs to that profile's site.
- * @throws DomainError 401 INVALID_TICKET, 404 when the profile is not the user's
+ * @throws DomainError 401 INVALID_TICKET (also when the account was switched off since), 404 when the profile is not the user's
  */
 export async function completeSiteSelection(
   em: EntityManager,
@@ -91,7 +91,10 @@ export async function completeSiteSelection(
   // A sign-in on a site's host chooses among that site's profiles only, and a password a site's staff chose leads to
   // that site only (the choice `signIn` offered): a profile id of another site is refused, not merely left unlisted.
   if (ticket.siteId !== null && profile.siteId !== ticket.siteId) throw DomainError.notFound('Profile', profileId);
-  const user = await em.findOneOrFail(UserSchema, { id: ticket.userId });
+  // An account switched off since the sign-in began gets no session (its tickets are voided then too; this holds
+  // whatever way it was switched off).
+  const user = await em.findOne(UserSchema, { id: ticket.userId, isActive: true });
+  if (!user) throw invalidTicket();
   if (user.passwordSetBySiteId !== null && profile.siteId !== user.passwordSetBySiteId) throw DomainError.notFound('Profile', profileId);
   return issueSession(em, settings, user, profile);
 }

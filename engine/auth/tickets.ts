@@ -35,6 +35,11 @@ export async function consumeTicket(em: EntityManager, clock: Clock, purpose: Ti
   const claimed = ticket
     ? await em.nativeUpdate(AuthTicketSchema, { id: ticket.id, usedAt: null, expiresAt: { $gt: now } }, { usedAt: now })
     : 0;
-  if (!ticket || claimed !== 1) throw new DomainError(401, 'INVALID_TICKET', 'The token is unknown, used or expired');
+  if (!ticket || claimed !== 1) throw invalidTicket();
   return ticket;
+}
+
+/** The one answer for a ticket that cannot be used, whatever the reason: no one learns which. */
+export function invalidTicket(): DomainError {
+  return new DomainError(401, 'INVALID_TICKET', 'The token is unknown, used or expired');
 }

@@ -1,6 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { FieldCrypto } from '../../persistence/field-crypto.ts';
+import { createPasswordResetHandler, PASSWORD_RESETS_QUEUE } from '../auth/password-reset-queue.ts';
+import type { Clock } from '../clock.ts';
 import type { DurableQueue } from '../queue/durable-queue.ts';
 import { createNotificationHandler } from './deliver-notification.ts';
 import { createNotificationRelay, NOTIFICATIONS_QUEUE, type NotificationRelay } from './notification-relay.ts';
@@ -11,6 +13,7 @@ export type NotificationServices = {
   queue: DurableQueue;
   crypto: FieldCrypto;
   logger: Logger;
+  clock: Clock;
   /** `webhookAllowLoopback` (tests only) lets SMTP reach a loopback server too. */
   config: { webhookAllowLoopback: boolean; requeueGraceSeconds: number };
 };
@@ -18,8 +21,9 @@ export type NotificationServices = {
 export type NotificationDelivery = { relay: NotificationRelay; close(): Promise<void> };
 
 /**
- * Starts notification delivery in this process: the relay that queues committed messages for real providers and
- * the `notifications` queue consumer that sends them. Any number of processes may run it. Stop the relay with
+ * Starts notification delivery in this process: the relay that queues committed messages for real providers, the
+ * `notifications` queue consumer that sends them, and the `password-resets` consumer that mails reset links (without
+ * it, reset requests wait on their queue). Any number of processes may run it. Stop the relay with
  * `close()`; the queue consumer stops with `services.queue.close()`.
  */
 export async function startNotificationDelivery(services: NotificationServices, options: { pollIntervalMs?: number } = {}): Promise<NotificationDelivery> {
@@ -29,6 +33,7 @@ export async function startNotificationDelivery(services: NotificationServices, 
     concurrency: 4,
     lockMs: 30_000,
   });
+  await queue.process(PASSWORD_RESETS_QUEUE, createPasswordResetHandler({ orm, clock: services.clock }), { concurrency: 2 });
   const relay = createNotificationRelay({ orm, queue, logger, requeueGraceMs: services.config.requeueGraceSeconds * 1000, ...(options.pollIntervalMs ? { pollIntervalMs: options.pollIntervalMs } : {}) });
   relay.start();
   return { relay, close: () => relay.stop() };

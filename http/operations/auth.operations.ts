@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { loadAuthContext } from '../../engine/auth/auth-context.ts';
-import { confirmPasswordReset, requestPasswordReset } from '../../engine/auth/password-reset.ts';
+import { confirmPasswordReset } from '../../engine/auth/password-reset.ts';
+import { enqueuePasswordReset } from '../../engine/auth/password-reset-queue.ts';
 import { rotateRefreshToken } from '../../engine/auth/refresh.ts';
 import { completeSiteSelection, revokeSession, signIn, type AuthSettings, type IssuedSession } from '../../engine/auth/session.service.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -145,9 +146,10 @@ export const authOperations = [
     body: Type.Object({ email: Type.String({ minLength: 3, maxLength: 254 }) }, { additionalProperties: false }),
     status: 202,
     response: Accepted,
-    handler: async ({ body, site, services, transaction }) => {
+    // Queued whatever the email: the answer takes the same time either way (a worker looks the email up and mails).
+    handler: async ({ body, site, services }) => {
       const host = site ? `${site.subdomain}.${services.config.baseDomain}` : services.config.baseDomain;
-      await transaction((em) => requestPasswordReset(em, services.clock, site, body.email, `https://${host}/reset-password`));
+      await enqueuePasswordReset(services.queue, { site: site && { id: site.id, name: site.name }, email: body.email, resetUrl: `https://${host}/reset-password` });
       return { data: { status: 'accepted', message: 'If the email belongs to an account here, a reset token is on its way' } };
     },
   }),

@@ -119,7 +119,10 @@ describe('notifications through an SMTP integration', () => {
     const email = sites.globex.users.admin.email;
     expect((await sites.acme.as.admin.post('/api/customer', { email })).status).toBe(201);
     expect((await sites.server.client('acme').post('/api/auth/password/reset', { email })).status).toBe(202);
-    const mailbox = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.find(MailMessageSchema, { recipient: email }));
+    const mailbox = await waitFor('the reset mail in the mailbox', async () => {
+      const mails = await inTenantScope(sites.server.services.db.orm, { siteId: sites.acme.site.id }, (em) => em.find(MailMessageSchema, { recipient: email }));
+      return mails.length > 0 ? mails : null;
+    });
     expect(mailbox).toHaveLength(1);
     expect(mailbox[0]!.body).toMatch(/dtk_/);
     const outbox = await sites.acme.as.admin.get<{ data: unknown[] }>(`/api/notification/outbox?recipient=${encodeURIComponent(email)}`);

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { startNotificationDelivery } from '../../engine/notify/start-notification-delivery.ts';
 import { createOperator, sessionClient, signIn as signInTo, type SiteFixture } from '../support/fixtures.ts';
 import { MailMessageSchema } from '../../persistence/entities/mail-message.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createJob, jobRequest } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 type One<T = Record<string, unknown>> = { data: T };
 type Many<T = Record<string, unknown>> = { data: T[]; meta: { pagination: { totalItems: number } } };
@@ -138,9 +140,14 @@ describe('customers', () => {
     const platform = await signIn(null, 'chosen-by-acme-staff');
     expect(platform.body.data?.profiles?.map((p) => p.subdomain)).toEqual(['acme']);
     // A password the person sets themself (a reset link) signs in everywhere they belong.
+    // The reset mail leaves from the password-resets queue's worker, which notification delivery runs.
+    const delivery = await startNotificationDelivery(sites.server.services, { pollIntervalMs: 50 });
     expect((await sites.server.client('globex').post('/api/auth/password/reset', { email })).status).toBe(202);
-    const mail = await inTenantScope(sites.server.services.db.orm, { siteId: sites.globex.site.id }, (em) => em.find(MailMessageSchema, { recipient: email }));
-    const token = /dtk_[A-Za-z0-9_-]+/.exec(mail.at(-1)!.body)![0];
+    const mail = await waitFor('the reset mail', () =>
+      inTenantScope(sites.server.services.db.orm, { siteId: sites.globex.site.id }, async (em) => (await em.find(MailMessageSchema, { recipient: email })).at(-1)),
+    );
+    await delivery.close();
+    const token = /dtk_[A-Za-z0-9_-]+/.exec(mail.body)![0];
     expect((await sites.server.client('globex').post('/api/auth/password/confirm', { token, new_password: 'my-own-password' })).status).toBe(200);
     expect((await signIn('globex', 'my-own-password')).status).toBe(200);
     expect((await signIn('acme', 'my-own-password')).status).toBe(200);
