@@ -167,6 +167,19 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     await acme.as.admin.put('/api/zone', { id: zone.body.data.id, is_active: false });
   });
 
+  it('an override flag that went past no zone does not exempt the job from a banned zone drawn later', async () => {
+    const driver = await createDriver(server, acme, { name: 'Later Lou', at: near(1), vehicleId: vehicle });
+    const spot = { lat: 48.6, lng: 2.6 };
+    const flagged = await createJob(acme.as.dispatcher, { stops: [stop('pickup', spot), stop('dropoff', PARIS)], override_zone_restriction: true });
+    const zone = await acme.as.admin.post<One<{ id: string }>>('/api/zone', {
+      name: 'Later works', kind: 'banned', geometry: { type: 'Polygon', coordinates: [[[2.59, 48.59], [2.61, 48.59], [2.61, 48.61], [2.59, 48.61], [2.59, 48.59]]] },
+    });
+    const refused = await acme.as.dispatcher.post<Failure>('/api/dispatch/assign', { job_id: flagged.id, driver_id: driver.id });
+    expect([refused.status, refused.body.code]).toEqual([422, 'ZONE_RESTRICTED']);
+    expect((await acme.as.admin.get<One<{ phase: string }>>(`/api/job/${flagged.id}`)).body.data.phase).toBe('unassigned');
+    await acme.as.admin.put('/api/zone', { id: zone.body.data.id, is_active: false });
+  });
+
   it('keeps sites apart: another site cannot read or dispatch acme records', async () => {
     const driver = await createDriver(server, acme, { name: 'Tenant Tia', at: near(1), vehicleId: vehicle });
     const job = await jobAt(acme.as.dispatcher, PARIS);
