@@ -24,6 +24,16 @@ describe('driver availability machine', () => {
     }
   });
 
+  it('lets a busy driver go offline only once the office stood the worker down (they may no longer become free)', () => {
+    const busy = (officeStoodDown: boolean) => restoreAvailability({ value: 'busy' }, { officeStoodDown });
+    expect(allowedAvailabilities(busy(false))).toEqual(['available']);
+    expect(eventTowards(busy(false), 'offline')).toBeNull();
+    const event = eventTowards(busy(true), 'offline');
+    expect(event).toEqual({ type: 'go_offline' });
+    expect(availabilityOf(applyAvailability(busy(true), event!)!)).toBe('offline');
+    expect(eventTowards(busy(true), 'on_break')).toBeNull();
+  });
+
   it('treats a driver without a row (or with an unknown value) as offline', () => {
     expect(availabilityOf(restoreAvailability(null))).toBe('offline');
     expect(availabilityOf(restoreAvailability({ value: 'sleeping' }))).toBe('offline');
