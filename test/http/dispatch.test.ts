@@ -312,6 +312,32 @@ describe('GET /dispatch/available-drivers', () => {
   });
 });
 
+describe('worker schedules as dispatch reads them', () => {
+  it('a day off added to a driver without a schedule (read, add, write back) keeps them on every other day, until removed', async () => {
+    const driver = await createDriver(server, acme, { name: 'Dayoff Dee', at: near(1), vehicleId: vehicle });
+    const start = new Date(server.clock.now().getTime() + 3 * 3600_000);
+    const onDayOff = await jobAt(acme.as.dispatcher, PARIS, { after: start, before: new Date(start.getTime() + 3600_000) });
+    const twoDaysLater = new Date(start.getTime() + 48 * 3600_000);
+    const onOtherDay = await jobAt(acme.as.dispatcher, PARIS, { after: twoDaysLater, before: new Date(twoDaysLater.getTime() + 3600_000) });
+    const reasonFor = async (jobId: string) => {
+      const list = await acme.as.dispatcher.get<{ data: Entry[] }>(`/api/dispatch/available-drivers?job_id=${jobId}`);
+      return list.body.data.find((e) => e.driver.id === driver.id)!.unavailable_reason;
+    };
+
+    const read = await acme.as.dispatcher.get<One<{ weekly: unknown; exceptions: unknown[] }>>(`/api/worker/schedule?worker_id=${driver.id}`);
+    expect(read.body.data).toMatchObject({ weekly: null, exceptions: [] });
+    // The fixture site runs on UTC, so the window's UTC date is the site's date.
+    const dayOff = { date: start.toISOString().slice(0, 10), off: true };
+    const written = await acme.as.dispatcher.put('/api/worker/schedule', { worker_id: driver.id, weekly: read.body.data.weekly, exceptions: [...read.body.data.exceptions, dayOff] });
+    expect(written.status).toBe(200);
+    expect(await reasonFor(onDayOff.id)).toBe('off_schedule');
+    expect(await reasonFor(onOtherDay.id)).toBeNull();
+
+    expect((await acme.as.dispatcher.send('DELETE', `/api/worker/schedule?worker_id=${driver.id}`)).status).toBe(200);
+    expect(await reasonFor(onDayOff.id)).toBeNull();
+  });
+});
+
 describe('the opt-in pool', () => {
   it("shows team offers only to the team and site-wide ones to all; a claim dispatches to the claimer; a second claim is 409", async () => {
     const team = await createTeam(acme, 'Pool team');
