@@ -5,8 +5,11 @@ import type { ActingRole } from '../../machines/entity-machine.ts';
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZonesAt, recordZoneOverride } from '../fleet/zone-rules.ts';
 
+/** An open stop standing on an address: its job and its place in the job. */
+type OpenStop = { job_id: string; sort_order: number };
+
 /** Where an address is in use: by someone else (another user's home, a stop of another customer's job), and under open stops. */
-type AddressUse = { shared: boolean; open_stops: { job_id: string; sort_order: number }[] };
+type AddressUse = { shared: boolean; open_stops: OpenStop[] };
 
 /**
  * The rules of PUT /address on a site's address, checked before it changes:
@@ -38,13 +41,59 @@ export async function checkAddressChange(
   if (actor.role === 'customer' && use?.shared) {
     throw new DomainError(403, 'ADDRESS_IN_USE', `Address ${change.id} is used by another user or another customer's job; a customer changes only their own addresses`, 'id');
   }
-  const stops = use?.open_stops ?? [];
-  if (!change.point || stops.length === 0) return;
-  const place = { stopIndex: stops[0]!.sort_order, ...change.point };
+  if (change.point) await applyZoneRuleUnderStops(em, siteId, actor, change.point, use?.open_stops ?? [], override);
+}
+
+/**
+ * The rules of PUT /address on a global address (the platform host), checked before it changes. A global address
+ * may stand under open stops of any site, so a moved point follows the banned-zone rule of each such stop's job
+ * on that job's own site, as a site's address does. The platform operator's transaction reads every site (row-level
+ * security lets the operator) and the operator acts as staff: `override` lets the move pass, each job marked and
+ * audited on its own site. Every site is checked before anything is written.
+ * @throws DomainError 422 ZONE_RESTRICTED naming `point` (the first site, by id, whose zone the point would be in)
+ */
+export async function checkGlobalAddressChange(
+  em: EntityManager,
+  actor: AuditActor,
+  change: { id: string; point?: { lat: number; lng: number } },
+  override: boolean,
+): Promise<void> {
+  await lockAddress(em, change.id);
+  if (!change.point) return;
+  const rows = await em.execute<(OpenStop & { site_id: string })[]>(
+    `select s.site_id, s.job_id, s.sort_order
+     from stop s join address a on a.id = s.address_id and a.site_id is null
+       join job j on j.id = s.job_id and j.site_id = s.site_id
+     where s.address_id = ? and s.phase not in ('completed', 'cancelled') and j.deleted_at is null
+     order by s.site_id, s.job_id, s.sort_order`,
+    [change.id],
+  );
+  const bySite = new Map<string, OpenStop[]>();
+  for (const row of rows) bySite.set(row.site_id, [...(bySite.get(row.site_id) ?? []), row]);
+  const staff = { ...actor, role: 'admin' as const };
+  for (const [siteId, stops] of bySite) await applyZoneRuleUnderStops(em, siteId, staff, change.point, stops, override);
+}
+
+/**
+ * The banned-zone rule of a point moved under a site's open stops: refused when the point is in one of the site's
+ * active banned zones (customers always, staff unless `override`); an override marks each job and audits it.
+ * @throws DomainError 422 ZONE_RESTRICTED naming `point`
+ */
+async function applyZoneRuleUnderStops(
+  em: EntityManager,
+  siteId: string,
+  actor: AuditActor & { role: ActingRole },
+  point: { lat: number; lng: number },
+  stops: OpenStop[],
+  override: boolean,
+): Promise<void> {
+  if (stops.length === 0) return;
+  const place = { stopIndex: stops[0]!.sort_order, ...point };
   const overridden = await enforceBannedZonesAt(em, siteId, actor.role, place, override, 'point');
   if (overridden.length === 0) return;
   const jobIds = [...new Set(stops.map((stop) => stop.job_id))];
-  await em.nativeUpdate(JobSchema, { id: { $in: jobIds } }, { zoneOverride: true });
+  // The site named in the condition rather than by the ORM's filter: on the platform host that filter is no site's.
+  await em.nativeUpdate(JobSchema, { id: { $in: jobIds }, siteId }, { zoneOverride: true }, { filters: false });
   for (const jobId of jobIds) {
     const hits = stops.filter((stop) => stop.job_id === jobId).flatMap((stop) => overridden.map((hit) => ({ ...hit, stopIndex: stop.sort_order })));
     recordZoneOverride(em, actor, siteId, jobId, hits);

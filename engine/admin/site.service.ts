@@ -10,7 +10,6 @@ import { applyPatch, auditSnapshot, containsPattern } from './patch.ts';
 
 /** Labels that name platform infrastructure, never a tenant. */
 const RESERVED_SUBDOMAINS = new Set(['www', 'api', 'app', 'admin', 'platform', 'docs', 'status', 'mail', 'static']);
-const TIMEZONES = new Set(Intl.supportedValuesOf('timeZone').concat('UTC'));
 
 export type SiteInput = {
   name: string;
@@ -136,8 +135,23 @@ async function assertSubdomainFree(em: EntityManager, subdomain: string): Promis
 }
 
 function assertTimezone(timezone: string | undefined): void {
-  if (timezone !== undefined && !TIMEZONES.has(timezone)) {
+  if (timezone !== undefined && !isIanaZone(timezone)) {
     throw DomainError.invalid('INVALID_TIMEZONE', `${timezone} is not an IANA time zone`, 'timezone');
+  }
+}
+
+/**
+ * Whether `Intl` knows the zone by this name. `Intl.supportedValuesOf` lists only each zone's canonical name, which
+ * on Node 20 is the old one (Asia/Calcutta, Europe/Kiev, no Etc/UTC), so it refused the current names. An offset
+ * (`+05:30`, accepted by newer engines) is refused: Postgres reads such a name with the opposite sign.
+ */
+function isIanaZone(timezone: string): boolean {
+  if (/^[+-]/.test(timezone)) return false;
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: timezone }).resolvedOptions().timeZone !== '';
+  } catch (error) {
+    if (error instanceof RangeError) return false;
+    throw error;
   }
 }
 

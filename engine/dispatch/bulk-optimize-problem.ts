@@ -1,4 +1,4 @@
-import type { WorkerScheduleData } from '../fleet/schedule.ts';
+import { slotsOn, type WorkerScheduleData } from '../fleet/schedule.ts';
 import { parseAccessWindow } from '../mapping/access-window.ts';
 import type { DistanceMatrix, LatLng } from '../mapping/mapping-provider.ts';
 import type { RoutingJob, RoutingProblem, RoutingVehicle, TimeWindow } from '../optimization/routing-problem.ts';
@@ -67,15 +67,16 @@ function relativeShift(shift: FleetDriver['shift'], departureMs: number): TimeWi
 
 /**
  * A worker's hours on the local day of `at` (site zone): from the first slot's start to the last slot's end (an
- * exception for the date replaces the week; `off` is no hours). Null: no schedule, any time; `{0,0}`: off today.
+ * exception for the date replaces the week; `off` is no hours). Null: no schedule, or no restriction that day (no
+ * exception, `weekly: null`), any time; `{0,0}`: off today.
  */
 export function shiftOn(schedule: WorkerScheduleData | null, timeZone: string, at: Date): { start: number; end: number } | null {
   if (!schedule) return null;
   const date = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
   const weekday = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short' }).format(at);
   const dayOfWeek = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(weekday);
-  const exception = schedule.exceptions.find((e) => e.date === date);
-  const slots = exception ? (exception.off ? [] : (exception.slots ?? [])) : schedule.weekly.filter((s) => s.day_of_week === dayOfWeek);
+  const slots = slotsOn(schedule, date, dayOfWeek);
+  if (slots === null) return null;
   if (slots.length === 0) return { start: 0, end: 0 };
   const windows = slots.flatMap((s) => parseAccessWindow(`${s.start_time.slice(0, 5)}-${s.end_time.slice(0, 5)}`, at, timeZone, 'schedule', false));
   return { start: Math.min(...windows.map((w) => w.start)), end: Math.max(...windows.map((w) => w.end)) };

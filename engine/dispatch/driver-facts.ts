@@ -112,7 +112,8 @@ function toFacts(row: Row): DriverFacts {
     zoneIds: row.zone_ids,
     maxLoad: row.max_load,
     load: Number(row.load ?? 0),
-    schedule: row.weekly && row.exceptions ? { weekly: row.weekly, exceptions: row.exceptions } : null,
+    // A schedule row always has its exceptions (not null); its weekly may be null (no weekly restriction).
+    schedule: row.exceptions ? { weekly: row.weekly, exceptions: row.exceptions } : null,
     busy: [],
   };
 }

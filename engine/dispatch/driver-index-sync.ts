@@ -196,6 +196,7 @@ export async function loadSlowFacts(em: EntityManager, siteId: string): Promise<
     teamIds: row.team_ids,
     zoneIds: row.zone_ids,
     maxLoad: row.max_load,
-    schedule: row.weekly && row.exceptions ? { weekly: row.weekly, exceptions: row.exceptions } : null,
+    // A schedule row always has its exceptions (not null); its weekly may be null (no weekly restriction).
+    schedule: row.exceptions ? { weekly: row.weekly, exceptions: row.exceptions } : null,
   }));
 }

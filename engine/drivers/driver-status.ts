@@ -48,13 +48,13 @@ const statusOf = (userId: string, row: DriverStateRow | null): DriverStatus => (
  * the row update under the optimistic version, the audit record and the `driver:status_change` outbox event, in
  * the command's one transaction. Asking for the availability the driver already has changes nothing (PUT is
  * idempotent, so a retried request from a flaky phone connection is not an error).
- * @throws DomainError 409 DRIVER_NOT_ACTIVE for a suspended or inactive worker, 409 INVALID_TRANSITION naming the
+ * @throws DomainError 409 DRIVER_NOT_ACTIVE for a suspended or inactive worker going anywhere but offline, 409 INVALID_TRANSITION naming the
  *   current availability and the allowed ones;
  *   OptimisticLockError on a race (the engine retries the command once)
  */
 export async function setDriverAvailability(scope: CommandScope, userId: string, target: Availability): Promise<DriverStatus> {
   const { row, workerStatus } = await readStateAndWorker(scope, userId);
-  const snapshot = restoreAvailability(row?.snapshot ?? null);
+  const snapshot = restoreAvailability(row?.snapshot ?? null, { officeStoodDown: !isActiveWorker(workerStatus) });
   const current = availabilityOf(snapshot);
   if (current === target) return statusOf(userId, row);
   if (target !== 'offline') assertMayWork(userId, workerStatus);
@@ -125,11 +125,16 @@ async function readStateAndWorker(scope: CommandScope, userId: string): Promise<
 
 /**
  * The office's decision outranks the driver's: a worker the office marked `inactive` or `suspended` cannot make
- * themself available (going offline stays possible). A driver without a worker record has no such decision.
+ * themself available (going offline stays possible, from busy too: the machine opens that move for them).
  * @throws DomainError 409 DRIVER_NOT_ACTIVE
  */
 function assertMayWork(userId: string, workerStatus: string | null): void {
-  if (workerStatus !== null && workerStatus !== 'active') {
+  if (!isActiveWorker(workerStatus)) {
     throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `driver ${userId} is ${workerStatus} on this site; the office must reactivate them first`, 'availability');
   }
+}
+
+/** A driver without a worker record has no office decision against them. */
+function isActiveWorker(workerStatus: string | null): boolean {
+  return workerStatus === null || workerStatus === 'active';
 }

@@ -1,7 +1,12 @@
 import type { ScheduleException, TimeSlot, WeeklySlot } from '../../persistence/entities/worker-schedule.entity.ts';
 import { DomainError } from '../domain-error.ts';
 
-export type WorkerScheduleData = { weekly: WeeklySlot[]; exceptions: ScheduleException[] };
+/**
+ * A worker's hours. `weekly: null` restricts no weekday (on at any time, but on the days an exception names);
+ * `weekly: []` is a week without a slot (on only in exceptions' slots). A worker without a schedule at all is not
+ * restricted either: callers hold that as a null schedule.
+ */
+export type WorkerScheduleData = { weekly: WeeklySlot[] | null; exceptions: ScheduleException[] };
 
 /** Bounds that keep a schedule a human-edited week, not a generated calendar. */
 export const SCHEDULE_LIMITS = { slotsPerDay: 12, weeklySlots: 7 * 12, exceptions: 366 } as const;
@@ -9,15 +14,23 @@ export const SCHEDULE_LIMITS = { slotsPerDay: 12, weeklySlots: 7 * 12, exception
 /**
  * Whether a worker is scheduled to work at `instant`, read on the site's wall clock: the instant is converted to
  * the local date and time of `timezone` (an IANA zone) by `Intl`, so DST changes need no offset arithmetic here.
- * An exception for the local date replaces the weekly slots of that day (`off` means no slot at all).
+ * An exception for the local date replaces the weekly slots of that day (`off` means no slot at all); without one,
+ * a schedule with no weekly restriction (`weekly: null`) is on.
  */
 export function isOnSchedule(schedule: WorkerScheduleData, timezone: string, instant: Date): boolean {
   const local = localParts(timezone, instant);
-  const exception = schedule.exceptions.find((e) => e.date === local.date);
-  const slots: TimeSlot[] = exception
-    ? exception.off ? [] : (exception.slots ?? [])
-    : schedule.weekly.filter((s) => s.day_of_week === local.dayOfWeek);
-  return slots.some((s) => s.start_time <= local.time && local.time < s.end_time);
+  const slots = slotsOn(schedule, local.date, local.dayOfWeek);
+  return slots === null || slots.some((s) => s.start_time <= local.time && local.time < s.end_time);
+}
+
+/**
+ * The slots of a local date: its exception's (none when `off`), else the week's for that weekday; null when the
+ * day is not restricted (no exception and no weekly restriction).
+ */
+export function slotsOn(schedule: WorkerScheduleData, date: string, dayOfWeek: number): TimeSlot[] | null {
+  const exception = schedule.exceptions.find((e) => e.date === date);
+  if (exception) return exception.off ? [] : (exception.slots ?? []);
+  return schedule.weekly === null ? null : schedule.weekly.filter((s) => s.day_of_week === dayOfWeek);
 }
 
 /**
@@ -25,10 +38,11 @@ export function isOnSchedule(schedule: WorkerScheduleData, timezone: string, ins
  * @throws DomainError 400 INVALID_SCHEDULE naming the offending field (`weekly[2].end_time`, `exceptions[0].slots`, ...)
  */
 export function assertValidSchedule(schedule: WorkerScheduleData): void {
-  if (schedule.weekly.length > SCHEDULE_LIMITS.weeklySlots) invalid('weekly', `at most ${SCHEDULE_LIMITS.weeklySlots} weekly slots`);
+  const weekly = schedule.weekly ?? [];
+  if (weekly.length > SCHEDULE_LIMITS.weeklySlots) invalid('weekly', `at most ${SCHEDULE_LIMITS.weeklySlots} weekly slots`);
   if (schedule.exceptions.length > SCHEDULE_LIMITS.exceptions) invalid('exceptions', `at most ${SCHEDULE_LIMITS.exceptions} exceptions`);
   for (let day = 0; day <= 6; day++) {
-    const indexed = schedule.weekly.map((slot, index) => ({ slot, index })).filter((e) => e.slot.day_of_week === day);
+    const indexed = weekly.map((slot, index) => ({ slot, index })).filter((e) => e.slot.day_of_week === day);
     assertSlots(indexed.map((e) => e.slot), (i, field) => `weekly[${indexed[i]?.index ?? 0}]${field}`);
   }
   const dates = new Set<string>();

@@ -13,7 +13,8 @@ export type ScheduleSite = { id: string; timezone: string };
 export type WorkerScheduleView = WorkerScheduleData & { workerId: string; timezone: string; updatedAt: Date | null };
 
 /**
- * A worker's schedule; a worker never given one has an empty week (never on schedule).
+ * A worker's schedule; a worker never given one (or whose schedule was removed) is not restricted: `weekly: null`
+ * and no exceptions, as dispatch reads it.
  * @throws DomainError 404 (field `worker_id`) when the user is not a worker of this site
  */
 export async function getWorkerSchedule(em: EntityManager, site: ScheduleSite, workerId: string): Promise<WorkerScheduleView> {
@@ -22,14 +23,15 @@ export async function getWorkerSchedule(em: EntityManager, site: ScheduleSite, w
   return {
     workerId,
     timezone: site.timezone,
-    weekly: schedule?.weekly ?? [],
+    weekly: schedule?.weekly ?? null,
     exceptions: schedule?.exceptions ?? [],
     updatedAt: schedule?.updatedAt ?? null,
   };
 }
 
 /**
- * Replaces a worker's weekly slots and exceptions as a whole (sorted, so reads are stable), audited.
+ * Replaces a worker's weekly slots and exceptions as a whole (sorted, so reads are stable), audited. `weekly: null`
+ * restricts only the exceptions' days.
  * @throws DomainError 404 (field `worker_id`), 400 INVALID_SCHEDULE naming the offending field
  */
 export async function replaceWorkerSchedule(
@@ -41,7 +43,7 @@ export async function replaceWorkerSchedule(
 ): Promise<WorkerScheduleView> {
   await assertWorker(em, workerId);
   assertValidSchedule(input);
-  const weekly = [...input.weekly].sort((a, b) => a.day_of_week - b.day_of_week || a.start_time.localeCompare(b.start_time));
+  const weekly = input.weekly && [...input.weekly].sort((a, b) => a.day_of_week - b.day_of_week || a.start_time.localeCompare(b.start_time));
   const exceptions = [...input.exceptions]
     .map((e) => (e.off ? { date: e.date, off: true } : { date: e.date, slots: [...(e.slots ?? [])].sort((a, b) => a.start_time.localeCompare(b.start_time)) }))
     .sort((a, b) => a.date.localeCompare(b.date));
@@ -55,6 +57,20 @@ export async function replaceWorkerSchedule(
   });
   await em.flush();
   return getWorkerSchedule(em, site, workerId);
+}
+
+/**
+ * Removes a worker's schedule, so their hours are no longer restricted; audited as `delete` with the schedule it
+ * removed. A worker without one is answered the same and nothing is written.
+ * @throws DomainError 404 (field `worker_id`) when the user is not a worker of this site
+ */
+export async function deleteWorkerSchedule(em: EntityManager, actor: AuditActor, site: ScheduleSite, workerId: string): Promise<void> {
+  await assertWorker(em, workerId);
+  const existing = await em.findOne(WorkerScheduleSchema, { userId: workerId });
+  if (!existing) return;
+  recordAudit(em, actor, { siteId: site.id, action: 'delete', entityType: 'WorkerSchedule', entityId: workerId, before: auditSnapshot(existing), after: null });
+  em.remove(existing);
+  await em.flush();
 }
 
 async function assertWorker(em: EntityManager, workerId: string): Promise<void> {

@@ -75,7 +75,8 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
     driverNotes: input.driver_notes ?? null,
     internalNotes: isStaff(actor.role) ? (input.internal_notes ?? null) : null,
     paymentMethod: input.payment_method ?? null,
-    zoneOverride: isStaff(actor.role) && input.override_zone_restriction === true,
+    // Only an override that went past a zone is stored: a bare flag must not exempt the job from zones drawn later.
+    zoneOverride: overridden.length > 0,
     customFields,
     createdByUserId: actor.userId,
     routeId: null,

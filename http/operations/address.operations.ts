@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { checkAddressChange } from '../../engine/admin/address-change-rules.ts';
+import { checkAddressChange, checkGlobalAddressChange } from '../../engine/admin/address-change-rules.ts';
 import { createAddress, getAddress, searchAddresses, updateAddress } from '../../engine/admin/address.service.ts';
 import { defineOperation } from '../operation.ts';
 import { pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
@@ -74,6 +74,8 @@ export const addressOperations = [
       const address = await transaction(async (em) => {
         // A platform operator on a site's host follows the site's staff rules (the override, audited).
         if (siteId && principal) await checkAddressChange(em, siteId, { ...actor, role: principal.role === 'platform' ? 'admin' : principal.role }, patch, override === true);
+        // On the platform host only global addresses change, and sites' open stops may stand on them.
+        else if (principal?.role === 'platform') await checkGlobalAddressChange(em, actor, patch, override === true);
         return updateAddress(em, actor, siteId, patch);
       });
       return { data: toAddressResponse(address) };

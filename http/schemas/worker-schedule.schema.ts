@@ -19,7 +19,9 @@ const Exception = Type.Object(
   },
   { additionalProperties: false },
 );
-const Weekly = Type.Array(WeeklySlot, { maxItems: SCHEDULE_LIMITS.weeklySlots });
+const Weekly = Type.Union([Type.Array(WeeklySlot, { maxItems: SCHEDULE_LIMITS.weeklySlots }), Type.Null()], {
+  description: 'null: no weekday is restricted (on at any time but on the exceptions\' days); []: on only in the exceptions\' slots',
+});
 const Exceptions = Type.Array(Exception, { maxItems: SCHEDULE_LIMITS.exceptions });
 
 export const WorkerIdQuery = Type.Object({ worker_id: Id }, { additionalProperties: false });

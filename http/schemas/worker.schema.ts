@@ -9,7 +9,7 @@ export const OperationalStatusSchema = Type.Union([Type.Literal('active'), Type.
 });
 const IdList = Type.Array(Id, { maxItems: 100, uniqueItems: true });
 const Skills = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50, uniqueItems: true, description: 'free-form skill tags, matched exactly' });
-const MaxLoad = Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: "most load at once, in the site's own unit" });
+const MaxLoad = Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'most open jobs (assigned or in progress) at once; a job counts 1 whatever it carries' });
 const Notes = Type.String({ maxLength: 2000 });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 

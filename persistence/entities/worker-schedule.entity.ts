@@ -8,7 +8,10 @@ export type WeeklySlot = TimeSlot & { day_of_week: number };
 /** One date ("YYYY-MM-DD") overriding the week: the worker is off that day, or works the replacement slots instead. */
 export type ScheduleException = { date: string; off?: boolean; slots?: TimeSlot[] };
 
-/** A worker's weekly slots and dated exceptions, in the site's timezone; read and replaced as a whole. */
+/**
+ * A worker's weekly slots and dated exceptions, in the site's timezone; read and replaced as a whole. `weekly` null:
+ * no weekly restriction, only the exceptions' days are restricted (migration 0043).
+ */
 export const WorkerScheduleSchema = defineEntity({
   name: 'WorkerSchedule',
   tableName: 'worker_schedule',
@@ -16,7 +19,7 @@ export const WorkerScheduleSchema = defineEntity({
   properties: {
     siteId: p.string().primary(),
     userId: p.string().primary(),
-    weekly: p.json<WeeklySlot[]>(),
+    weekly: p.json<WeeklySlot[]>().nullable(),
     exceptions: p.json<ScheduleException[]>(),
     ...timestamps(),
   },

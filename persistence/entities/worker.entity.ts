@@ -21,7 +21,7 @@ export const WorkerSchema = defineEntity({
     zoneIds: p.json<string[]>(),
     skills: p.json<string[]>(),
     operationalStatus: p.string().$type<OperationalStatus>().default('active'),
-    /** Most load the worker takes at once, in the site's own unit (parcels, kilograms, ...). */
+    /** Most open jobs (phase assigned or in progress) the worker holds at once, each counting 1; null: no cap. Dispatch refuses past it. */
     maxLoad: p.integer().nullable(),
     notes: p.text().nullable(),
     /** Custom field values by key, validated against the site's definitions (engine/customfields). */

@@ -11,6 +11,9 @@ import {
 /** Every legal move, as the product decided it; anything else is refused. */
 const LEGAL = new Set(['offline>available', 'available>offline', 'available>on_break', 'available>busy', 'on_break>available', 'on_break>offline', 'busy>available']);
 
+/** A busy driver's snapshot, stood down by the office or not. */
+const busy = (officeStoodDown: boolean) => restoreAvailability({ value: 'busy' }, { officeStoodDown });
+
 describe('driver availability machine', () => {
   it('allows exactly the decided moves between the four availabilities', () => {
     for (const from of AVAILABILITIES) {
@@ -24,6 +27,15 @@ describe('driver availability machine', () => {
     }
   });
 
+  it('lets a busy driver go offline only once the office stood the worker down (they may no longer become free)', () => {
+    expect(allowedAvailabilities(busy(false))).toEqual(['available']);
+    expect(eventTowards(busy(false), 'offline')).toBeNull();
+    const event = eventTowards(busy(true), 'offline');
+    expect(event).toEqual({ type: 'go_offline' });
+    expect(availabilityOf(applyAvailability(busy(true), event!)!)).toBe('offline');
+    expect(eventTowards(busy(true), 'on_break')).toBeNull();
+  });
+
   it('treats a driver without a row (or with an unknown value) as offline', () => {
     expect(availabilityOf(restoreAvailability(null))).toBe('offline');
     expect(availabilityOf(restoreAvailability({ value: 'sleeping' }))).toBe('offline');
@@ -31,8 +43,8 @@ describe('driver availability machine', () => {
   });
 
   it('refuses an event the state does not take, without changing the snapshot', () => {
-    const busy = restoreAvailability({ value: 'busy' });
-    expect(applyAvailability(busy, { type: 'take_break' })).toBeNull();
-    expect(availabilityOf(busy)).toBe('busy');
+    const snapshot = busy(false);
+    expect(applyAvailability(snapshot, { type: 'take_break' })).toBeNull();
+    expect(availabilityOf(snapshot)).toBe('busy');
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { shiftOn } from '../../engine/dispatch/bulk-optimize-problem.ts';
 import { assertValidSchedule, isOnSchedule, type WorkerScheduleData } from '../../engine/fleet/schedule.ts';
 
 const PARIS = 'Europe/Paris';
@@ -11,7 +12,7 @@ function check(exceptions: WorkerScheduleData['exceptions']) {
   return () => assertValidSchedule({ weekly: [], exceptions });
 }
 
-function week(...weekly: WorkerScheduleData['weekly']): WorkerScheduleData {
+function week(...weekly: NonNullable<WorkerScheduleData['weekly']>): WorkerScheduleData {
   return { weekly, exceptions: [] };
 }
 
@@ -60,6 +61,20 @@ describe('isOnSchedule', () => {
 
   it('is never on schedule with an empty week', () => {
     expect(isOnSchedule(week(), PARIS, new Date())).toBe(false);
+  });
+
+  it('without a week (weekly: null) is on at any time but on the days an exception names, which it restricts', () => {
+    const exceptionsOnly: WorkerScheduleData = {
+      weekly: null,
+      exceptions: [{ date: '2026-01-07', off: true }, { date: '2026-01-08', slots: [{ start_time: '09:00', end_time: '12:00' }] }],
+    };
+    expect(isOnSchedule(exceptionsOnly, PARIS, new Date('2026-01-06T03:00:00Z'))).toBe(true);
+    expect(isOnSchedule(exceptionsOnly, PARIS, new Date('2026-01-07T10:00:00Z'))).toBe(false);
+    expect(isOnSchedule(exceptionsOnly, PARIS, new Date('2026-01-08T09:00:00Z'))).toBe(true);
+    expect(isOnSchedule(exceptionsOnly, PARIS, new Date('2026-01-08T12:00:00Z'))).toBe(false);
+    expect(shiftOn(exceptionsOnly, PARIS, new Date('2026-01-06T10:00:00Z'))).toBeNull();
+    expect(shiftOn(exceptionsOnly, PARIS, new Date('2026-01-07T10:00:00Z'))).toEqual({ start: 0, end: 0 });
+    expect(shiftOn(exceptionsOnly, PARIS, new Date('2026-01-08T10:00:00Z'))).toEqual({ start: Date.parse('2026-01-08T08:00:00Z'), end: Date.parse('2026-01-08T11:00:00Z') });
   });
 });
 

@@ -44,6 +44,19 @@ describe('organizations and sites (platform operator)', () => {
     expect((await operator.post('/api/site', { ...base, subdomain: 'Bad_Label' })).status).toBe(400);
   });
 
+  it('accepts current IANA names the engine lists under older ones, on create and on update, and refuses a made-up one', async () => {
+    const base = { name: 'Zones', organization_id: acme.site.organizationId };
+    const kolkata = await operator.post<One<{ id: string; timezone: string }>>('/api/site', { ...base, subdomain: 'kolkata', timezone: 'Asia/Kolkata' });
+    expect([kolkata.status, kolkata.body.data.timezone]).toEqual([201, 'Asia/Kolkata']);
+    const kyiv = await operator.put<One<{ timezone: string }>>('/api/site', { id: kolkata.body.data.id, timezone: 'Europe/Kyiv' });
+    expect([kyiv.status, kyiv.body.data.timezone]).toEqual([200, 'Europe/Kyiv']);
+    expect((await operator.put('/api/site', { id: kolkata.body.data.id, timezone: 'Etc/UTC' })).status).toBe(200);
+    for (const timezone of ['Mars/Olympus', '+05:30']) {
+      const refused = await operator.put('/api/site', { id: kolkata.body.data.id, timezone });
+      expect([refused.status, refused.body]).toEqual([400, expect.objectContaining({ code: 'INVALID_TIMEZONE' })]);
+    }
+  });
+
   it('lets a site admin edit their site but not its subdomain, and serves organization management on the platform host only', async () => {
     const edited = await acme.as.admin.put<One<{ name: string }>>('/api/site', { id: acme.site.id, name: 'Acme Couriers' });
     expect(edited.body.data.name).toBe('Acme Couriers');

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createOperator, signIn } from '../support/fixtures.ts';
 import { jobRequest, type JobBody } from '../support/job-fixtures.ts';
 import { useTwoSites } from '../support/two-sites.ts';
 
@@ -145,6 +146,29 @@ describe('address changes under jobs', () => {
     expect((await sites.acme.as.dispatcher.put<Failure>('/api/address', move)).body.code).toBe('ZONE_RESTRICTED');
     expect((await sites.acme.as.dispatcher.put('/api/address', { ...move, override_zone_restriction: true })).status).toBe(200);
     const audit = await sites.acme.as.admin.get<Many<Audit>>(`/api/audit/search?entity_type=Job&entity_id=${theirs.id}`);
+    expect(audit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
+  });
+});
+
+describe('a global address moved on the platform host', () => {
+  it("follows the banned-zone rule of each site's open stop standing on it: refused, then passed with the override and audited on the job", async () => {
+    const credentials = await createOperator(sites.server);
+    const session = await signIn(sites.server.client(null), credentials.email, credentials.password);
+    const operator = sites.server.client(null).as({ accessToken: session.access_token });
+    const global = await operator.post<One<{ id: string }>>('/api/address', { street_address: '2 Place de la Concorde', city: 'Paris', point: OUTSIDE_STOP.point });
+    expect(global.status).toBe(201);
+    const job = await sites.acme.as.dispatcher.post<One<JobWithAddresses>>('/api/job', jobRequest({ stops: [{ type: 'pickup', address_id: global.body.data.id }, (jobRequest().stops as unknown[])[1]] }));
+    expect(job.status).toBe(201);
+
+    const move = { id: global.body.data.id, point: { lat: 48.8552, lng: 2.3541 } };
+    const refused = await operator.put<Failure>('/api/address', move);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'ZONE_RESTRICTED', fields: [{ field: 'point' }] });
+    expect(refused.body.details?.hits).toEqual([{ stop_index: 0, zone_id: bannedId, zone_name: 'Rivoli works' }]);
+    expect((await operator.get<One<{ point: { lat: number } }>>(`/api/address?id=${move.id}`)).body.data.point.lat).toBe(OUTSIDE_STOP.point.lat);
+
+    expect((await operator.put('/api/address', { ...move, override_zone_restriction: true })).status).toBe(200);
+    const audit = await sites.acme.as.admin.get<Many<Audit>>(`/api/audit/search?entity_type=Job&entity_id=${job.body.data.id}`);
     expect(audit.body.data.find((r) => r.action === 'zone_override')?.new_data.zone_ids).toEqual([bannedId]);
   });
 });

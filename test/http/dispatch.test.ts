@@ -167,6 +167,19 @@ describe('manual assignment (POST /dispatch/assign)', () => {
     await acme.as.admin.put('/api/zone', { id: zone.body.data.id, is_active: false });
   });
 
+  it('an override flag that went past no zone does not exempt the job from a banned zone drawn later', async () => {
+    const driver = await createDriver(server, acme, { name: 'Later Lou', at: near(1), vehicleId: vehicle });
+    const spot = { lat: 48.6, lng: 2.6 };
+    const flagged = await createJob(acme.as.dispatcher, { stops: [stop('pickup', spot), stop('dropoff', PARIS)], override_zone_restriction: true });
+    const zone = await acme.as.admin.post<One<{ id: string }>>('/api/zone', {
+      name: 'Later works', kind: 'banned', geometry: { type: 'Polygon', coordinates: [[[2.59, 48.59], [2.61, 48.59], [2.61, 48.61], [2.59, 48.61], [2.59, 48.59]]] },
+    });
+    const refused = await acme.as.dispatcher.post<Failure>('/api/dispatch/assign', { job_id: flagged.id, driver_id: driver.id });
+    expect([refused.status, refused.body.code]).toEqual([422, 'ZONE_RESTRICTED']);
+    expect((await acme.as.admin.get<One<{ phase: string }>>(`/api/job/${flagged.id}`)).body.data.phase).toBe('unassigned');
+    await acme.as.admin.put('/api/zone', { id: zone.body.data.id, is_active: false });
+  });
+
   it('keeps sites apart: another site cannot read or dispatch acme records', async () => {
     const driver = await createDriver(server, acme, { name: 'Tenant Tia', at: near(1), vehicleId: vehicle });
     const job = await jobAt(acme.as.dispatcher, PARIS);
@@ -296,6 +309,32 @@ describe('GET /dispatch/available-drivers', () => {
     expect(searched.body.data.map((e) => e.driver.id)).toEqual([free.id]);
     const missing = await acme.as.dispatcher.get<Failure>('/api/dispatch/available-drivers');
     expect(missing.status).toBe(400);
+  });
+});
+
+describe('worker schedules as dispatch reads them', () => {
+  it('a day off added to a driver without a schedule (read, add, write back) keeps them on every other day, until removed', async () => {
+    const driver = await createDriver(server, acme, { name: 'Dayoff Dee', at: near(1), vehicleId: vehicle });
+    const start = new Date(server.clock.now().getTime() + 3 * 3600_000);
+    const onDayOff = await jobAt(acme.as.dispatcher, PARIS, { after: start, before: new Date(start.getTime() + 3600_000) });
+    const twoDaysLater = new Date(start.getTime() + 48 * 3600_000);
+    const onOtherDay = await jobAt(acme.as.dispatcher, PARIS, { after: twoDaysLater, before: new Date(twoDaysLater.getTime() + 3600_000) });
+    const reasonFor = async (jobId: string) => {
+      const list = await acme.as.dispatcher.get<{ data: Entry[] }>(`/api/dispatch/available-drivers?job_id=${jobId}`);
+      return list.body.data.find((e) => e.driver.id === driver.id)!.unavailable_reason;
+    };
+
+    const read = await acme.as.dispatcher.get<One<{ weekly: unknown; exceptions: unknown[] }>>(`/api/worker/schedule?worker_id=${driver.id}`);
+    expect(read.body.data).toMatchObject({ weekly: null, exceptions: [] });
+    // The fixture site runs on UTC, so the window's UTC date is the site's date.
+    const dayOff = { date: start.toISOString().slice(0, 10), off: true };
+    const written = await acme.as.dispatcher.put('/api/worker/schedule', { worker_id: driver.id, weekly: read.body.data.weekly, exceptions: [...read.body.data.exceptions, dayOff] });
+    expect(written.status).toBe(200);
+    expect(await reasonFor(onDayOff.id)).toBe('off_schedule');
+    expect(await reasonFor(onOtherDay.id)).toBeNull();
+
+    expect((await acme.as.dispatcher.send('DELETE', `/api/worker/schedule?worker_id=${driver.id}`)).status).toBe(200);
+    expect(await reasonFor(onDayOff.id)).toBeNull();
   });
 });
 

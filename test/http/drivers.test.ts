@@ -263,4 +263,19 @@ describe('the office outranks the driver', () => {
     await acme.as.dispatcher.put('/api/worker', { id, operational_status: 'active' });
     expect((await worker.put('/api/driver/status', { availability: 'available' })).status).toBe(200);
   });
+
+  it('a busy driver the office suspends can still go offline, audited like any change', async () => {
+    await acme.as.admin.post('/api/user', { email: 'busy.suspended@acme.example', password: 'busy-suspended-pw', role: 'driver' });
+    const worker = await session('busy.suspended@acme.example', 'busy-suspended-pw');
+    const id = (await worker.get<One<{ user: { id: string } }>>('/api/auth/me')).body.data.user.id;
+    expect((await acme.as.dispatcher.post('/api/worker', { user_id: id })).status).toBe(201);
+    await worker.put('/api/driver/status', { availability: 'available' });
+    expect((await worker.put<One<Status>>('/api/driver/status', { availability: 'busy' })).body.data.availability).toBe('busy');
+    expect((await acme.as.dispatcher.put('/api/worker', { id, operational_status: 'suspended' })).status).toBe(200);
+    expect((await worker.put<Failure>('/api/driver/status', { availability: 'available' })).body.code).toBe('DRIVER_NOT_ACTIVE');
+    const offline = await worker.put<One<Status>>('/api/driver/status', { availability: 'offline' });
+    expect([offline.status, offline.body.data?.availability]).toEqual([200, 'offline']);
+    const audit = await acme.as.admin.get<{ data: { new_data: { availability: string; event: string } }[] }>(`/api/audit/search?entity_id=${id}&action=status_change`);
+    expect(audit.body.data.map((r) => r.new_data.availability)).toContain('offline');
+  });
 });

@@ -13,7 +13,7 @@ type Worker = {
   id: string; email: string; first_name: string | null; phone: string | null; default_vehicle_id: string | null;
   team_ids: string[]; zone_ids: string[]; skills: string[]; operational_status: string; max_load: number | null; notes: string | null;
 };
-type Schedule = { worker_id: string; timezone: string; weekly: { day_of_week: number; start_time: string; end_time: string }[]; exceptions: { date: string; off?: boolean }[] };
+type Schedule = { worker_id: string; timezone: string; weekly: { day_of_week: number; start_time: string; end_time: string }[]; exceptions: { date: string; off?: boolean }[]; updated_at: string | null };
 
 const sites = useTwoSites();
 let fleet: { vehicle: string; teamA: string; teamB: string; zone: string; foreignVehicle: string };
@@ -125,7 +125,7 @@ describe('worker schedules', () => {
   it('replaces the weekly slots and exceptions, and isOnSchedule reads them in the site timezone', async () => {
     const { id } = await newWorker('sam');
     const empty = await sites.acme.as.dispatcher.get<One<Schedule>>(`/api/worker/schedule?worker_id=${id}`);
-    expect(empty.body.data).toMatchObject({ worker_id: id, timezone: sites.acme.site.timezone, weekly: [], exceptions: [] });
+    expect(empty.body.data).toMatchObject({ worker_id: id, timezone: sites.acme.site.timezone, weekly: null, exceptions: [], updated_at: null });
     const replaced = await sites.acme.as.dispatcher.put<One<Schedule>>('/api/worker/schedule', {
       worker_id: id,
       weekly: [{ day_of_week: 3, start_time: '13:00', end_time: '17:00' }, { day_of_week: 3, start_time: '08:00', end_time: '12:00' }],
@@ -143,6 +143,31 @@ describe('worker schedules', () => {
     expect((await sites.acme.as.admin.get<One<Schedule>>(`/api/worker/schedule?worker_id=${id}`)).body.data.weekly).toEqual([]);
     const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=WorkerSchedule&entity_id=${id}`);
     expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'update']);
+  });
+
+  it('keeps a schedule without a week (weekly: null): only its exceptions restrict, and removing it lifts every restriction, audited', async () => {
+    const { id } = await newWorker('noa');
+    const replaced = await sites.acme.as.dispatcher.put<One<Schedule>>('/api/worker/schedule', {
+      worker_id: id, weekly: null, exceptions: [{ date: '2026-01-14', off: true }, { date: '2026-01-15', slots: [{ start_time: '09:00', end_time: '12:00' }] }],
+    });
+    expect([replaced.status, replaced.body.data.weekly]).toEqual([200, null]);
+    const read = (await sites.acme.as.admin.get<One<Schedule>>(`/api/worker/schedule?worker_id=${id}`)).body.data;
+    expect(read).toEqual(replaced.body.data);
+    expect(isOnSchedule(read, read.timezone, new Date('2026-01-13T22:00:00Z'))).toBe(true);
+    expect(isOnSchedule(read, read.timezone, new Date('2026-01-14T09:00:00Z'))).toBe(false);
+    expect(isOnSchedule(read, read.timezone, new Date('2026-01-15T10:00:00Z'))).toBe(true);
+    expect(isOnSchedule(read, read.timezone, new Date('2026-01-15T13:00:00Z'))).toBe(false);
+
+    expect((await sites.acme.as.driver.send('DELETE', `/api/worker/schedule?worker_id=${id}`)).status).toBe(403);
+    const removed = await sites.acme.as.dispatcher.send<One<{ id: string; deleted: boolean }>>('DELETE', `/api/worker/schedule?worker_id=${id}`);
+    expect([removed.status, removed.body.data]).toEqual([200, { id, deleted: true }]);
+    const after = (await sites.acme.as.admin.get<One<Schedule>>(`/api/worker/schedule?worker_id=${id}`)).body.data;
+    expect(after).toMatchObject({ weekly: null, exceptions: [], updated_at: null });
+    // Removing a schedule the worker no longer has changes nothing and writes nothing.
+    expect((await sites.acme.as.dispatcher.send('DELETE', `/api/worker/schedule?worker_id=${id}`)).status).toBe(200);
+    const audit = await sites.acme.as.admin.get<Many<{ action: string }>>(`/api/audit/search?entity_type=WorkerSchedule&entity_id=${id}`);
+    expect(audit.body.data.map((r) => r.action).sort()).toEqual(['create', 'delete']);
+    await expectFieldError(sites.acme.as.admin.send('DELETE', `/api/worker/schedule?worker_id=${sites.acme.users.dispatcher.id}`), 404, 'worker_id');
   });
 
   it('refuses invalid schedules naming the field, and schedules of non-workers', async () => {
