@@ -1,3 +1,4 @@
+import { recordAcceptanceOfDriverMove } from '../dispatch/driver-move-acceptance.ts';
 import { DomainError } from '../domain-error.ts';
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
@@ -13,6 +14,7 @@ const TERMINAL = new Set(['completed', 'cancelled']);
  * as the system on behalf of the caller:
  * - a job cancelled cancels its open stops; a job returned to unassigned returns its assigned stops (it leaves its
  *   route and driver in the transition's own write); a job dispatched dispatches its pending stops;
+ * - a driver's own move of their job out of waiting for confirmation records their acceptance on its dispatch;
  * - a stop started starts its job; when every stop of a job is terminal the job completes (or is cancelled when no
  *   stop was completed);
  * - a returned job's stops leave its route's order; when every job of a route is terminal the route completes (or
@@ -27,6 +29,7 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
     const cascade = stopCascadeOf(applied.from.phase, applied.to.phase);
     // Only a cancellation passes its notes on to the stops it cancels.
     if (cascade) await eachStop(system, applied, cascade, applied.to.phase === 'cancelled' ? notes : {});
+    await recordAcceptanceOfDriverMove(scope, applied);
     await afterJobMove(system, applied, cascadeMove);
     return;
   }

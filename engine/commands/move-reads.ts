@@ -5,14 +5,16 @@ import type { Applied, CommandScope, EntityKind, EntityRecord } from './apply-tr
 /**
  * What a stop's move and its cascades read, in one statement: the stop (`select *`, locked `for update`), its job
  * (`to_jsonb`, snapshot included), the job's stops with their addresses (their phases decide whether the job is done;
- * the rows are also the answer's), the job's route (`to_jsonb`) and the phase of each job on that route (whether the
- * route is done).
+ * the rows are also the answer's), the job's route (`to_jsonb`), the phase of each job on that route (whether the
+ * route is done), and whether the job's dispatch waits for its driver's confirmation (whether starting the job
+ * records the acceptance: `recordAcceptanceOfDriverMove`).
  */
 export type StopMoveReads = EntityRow & {
   [JOB]: EntityRow;
   [STOPS]: StopWithAddress[];
   [ROUTE]: EntityRow | null;
   [ROUTE_JOBS]: { id: string; phase: string }[];
+  [AWAITS_CONFIRMATION]: boolean;
 };
 
 /**
@@ -27,7 +29,9 @@ export async function readStopMove(scope: CommandScope, stopId: string): Promise
     `select s.*, to_jsonb(j) as ${JOB}, ${STOPS_OF_JOB} as ${STOPS},
        (select to_jsonb(r) from route r where r.id = j.route_id and r.site_id = j.site_id) as ${ROUTE},
        (select coalesce(json_agg(json_build_object('id', rj.id, 'phase', rj.phase)), '[]'::json) from job rj
-         where rj.route_id = j.route_id and rj.site_id = j.site_id and rj.deleted_at is null) as ${ROUTE_JOBS}
+         where rj.route_id = j.route_id and rj.site_id = j.site_id and rj.deleted_at is null) as ${ROUTE_JOBS},
+       exists (select 1 from dispatch d where d.job_id = j.id and d.site_id = j.site_id and d.assigned_to_driver_id = j.driver_user_id
+         and d.status = 'pending' and d.is_active and d.require_confirmation and not d.driver_accepted) as ${AWAITS_CONFIRMATION}
      from stop s join job j on j.id = s.job_id and j.site_id = s.site_id and j.deleted_at is null
      where s.id = ? and s.site_id = ?
      for update of s`,
@@ -58,6 +62,12 @@ export function knownRow(scope: CommandScope, id: string): EntityRow | undefined
   if (!reads) return undefined;
   if (reads[JOB].id === id) return scope.touched.has(id) ? builtJobs.get(reads) : reads[JOB];
   return reads[ROUTE]?.id === id && !scope.touched.has(id) ? reads[ROUTE] : undefined;
+}
+
+/** Whether the stop move's job `jobId` had a dispatch waiting for its driver's confirmation when read; undefined when not read. */
+export function knownAwaitingConfirmation(scope: CommandScope, jobId: string): boolean | undefined {
+  const reads = knownReads.get(scope.touched);
+  return reads && reads[JOB].id === jobId ? reads[AWAITS_CONFIRMATION] : undefined;
 }
 
 /** Keeps the stop move's job as a queued move built it from the known row (the row `returning *` would give). */
@@ -102,3 +112,4 @@ export const JOB = 'move_job';
 export const STOPS = 'move_job_stops';
 export const ROUTE = 'move_route';
 export const ROUTE_JOBS = 'move_route_jobs';
+export const AWAITS_CONFIRMATION = 'move_job_awaits_confirmation';

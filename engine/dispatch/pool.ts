@@ -6,9 +6,7 @@ import type { JobData } from '../jobs/job-view.ts';
 import type { WorkflowLookup } from '../runtime/answer-at-commit.ts';
 import type { TenantRead } from '../runtime/tenant-read.ts';
 import { assignJob, loadedFrom, type Assigned } from './assign-job.ts';
-import { applyKnown, applyTransition } from '../commands/apply-transition.ts';
-import { applyCascades } from '../commands/cascade-rules.ts';
-import { dispatchUpdate, insertDispatch, jobReadWithUpdate, recordUpdatedDispatch, updateDispatch, type DispatchRow, type UpdatedDispatchRow } from './dispatch-record.ts';
+import { dispatchUpdate, insertDispatch, recordUpdatedDispatch, type DispatchRow, type UpdatedDispatchRow } from './dispatch-record.ts';
 import { indexedDriverFacts } from './driver-index.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 
@@ -148,37 +146,4 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
 
 export function alreadyClaimed(dispatchId: string): DomainError {
   return new DomainError(409, 'ALREADY_CLAIMED', `Pool job ${dispatchId} was already claimed by another driver`, 'dispatch_id');
-}
-
-/**
- * The assigned driver accepts a dispatch that required confirmation: acceptance is recorded on the dispatch
- * (driver_accepted, driver_accepted_at: spec rule 2), the record moves to `processing`, and the job takes the
- * workflow's `accept` event as the driver (audit + `job:state_change`), all in one transaction. The conditional
- * update comes first, and only a refused one reads the record, to tell 404 from 409: an accepted offer costs one
- * statement for the dispatch.
- * @throws DomainError 404 (unknown, or another driver's), 409 NOT_AWAITING_CONFIRMATION / INVALID_TRANSITION
- */
-export async function acceptDispatch(scope: CommandScope, dispatchId: string): Promise<DispatchRow> {
-  const now = scope.clock.now();
-  const accepted = await updateDispatch(
-    scope,
-    dispatchId,
-    { status: 'processing', driver_accepted: true, driver_accepted_at: now },
-    "assigned_to_driver_id = ? and status = 'pending' and is_active and require_confirmation and not driver_accepted and dispatched_at is not null",
-    [scope.actor.userId],
-    'accept',
-    true,
-  );
-  if (!accepted) {
-    const [mine] = await scope.em.execute('select 1 from dispatch where id = ? and site_id = ? and assigned_to_driver_id = ?', [dispatchId, scope.siteId, scope.actor.userId]);
-    if (!mine) throw new DomainError(404, 'NOT_FOUND', `Dispatch ${dispatchId} not found`, 'dispatch_id');
-    throw new DomainError(409, 'NOT_AWAITING_CONFIRMATION', `Dispatch ${dispatchId} is not waiting for this driver's confirmation`, 'dispatch_id');
-  }
-  // The job as the dispatch's update read it: its move is built from that row and goes out with the COMMIT, its
-  // version checked there (a job moved meanwhile makes the command run again).
-  const jobRow = jobReadWithUpdate(accepted);
-  const move = { kind: 'phase', event: 'accept' } as const;
-  const applied = jobRow ? await applyKnown(scope, 'job', jobRow, move) : await applyTransition(scope, 'job', accepted.job_id!, move);
-  await applyCascades(scope, applied, {});
-  return accepted;
 }

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { toBriefDispatchData, toDispatchData } from '../../engine/dispatch/dispatch-record.ts';
 import { outcome, toDispatchConflict } from '../../engine/dispatch/dispatch.service.ts';
-import { acceptDispatch, claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
+import { acceptDispatch } from '../../engine/dispatch/dispatch-acceptance.ts';
+import { claimFromPool, listPool, postToPool } from '../../engine/dispatch/pool.ts';
 import { eachId } from '../../engine/bulk-outcomes.ts';
 import { defineOperation } from '../operation.ts';
 import { listBody, ListResponse, pagingQuery, readPaging } from '../pagination.ts';

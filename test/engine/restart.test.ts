@@ -26,7 +26,9 @@ afterAll(async () => {
 
 type Seen = { state: string; version: number; allowed: string[] };
 
-const COMPLETED = ['dispatched', 'accepted', 'in_progress', 'completed'];
+/** A job completes when its last stop ends: the job's moves, then each stop's. */
+const COMPLETED = ['dispatched', 'accepted', 'in_progress'];
+const STOP_COMPLETED = ['en_route', 'arrived', 'completed'];
 
 /** Runs `work` for 0..count-1, eight at a time. */
 async function inParallel(count: number, work: (index: number) => Promise<void>): Promise<void> {
@@ -66,6 +68,7 @@ describe('a crash (kill -9) and a restart', () => {
     started.push(first);
     const client = first.client('acme').as({ apiKey: acme.keys.dispatcher });
     const states = await stateIds(client, 'job');
+    const stopStates = await stateIds(client, 'stop');
     const paths = [[], ['dispatched'], ['dispatched', 'accepted'], ['dispatched', 'accepted', 'in_progress'], ['cancelled'], ['dispatched', 'created'], COMPLETED];
     const ids: string[] = [];
     const failures: string[] = [];
@@ -73,7 +76,7 @@ describe('a crash (kill -9) and a restart', () => {
       const path = paths[i % paths.length]!;
       // A completed job has a driver: its last move is an event for the earnings queue, this test's durable witness.
       const driver = path === COMPLETED ? { driver_user_id: acme.users.driver.id } : {};
-      const created = await client.post<{ data: { id: string } }>('/api/job', jobRequest({ customer_email: `c${i % 7}@shop.example`, ...driver }));
+      const created = await client.post<{ data: { id: string; stops: { id: string }[] } }>('/api/job', jobRequest({ customer_email: `c${i % 7}@shop.example`, ...driver }));
       if (created.status !== 201) {
         failures.push(`create ${i}: ${created.status} ${created.text}`);
         return;
@@ -82,6 +85,13 @@ describe('a crash (kill -9) and a restart', () => {
       for (const key of path) {
         const moved = await client.post('/api/job/state', { job_id: ids[i], workflow_state_id: states[key] });
         if (moved.status !== 200) failures.push(moved.text);
+      }
+      if (path !== COMPLETED) return;
+      for (const stop of created.body.data.stops) {
+        for (const key of STOP_COMPLETED) {
+          const moved = await client.post('/api/stop/state', { stop_id: stop.id, workflow_state_id: stopStates[key] });
+          if (moved.status !== 200) failures.push(moved.text);
+        }
       }
     });
     expect(failures).toEqual([]);
