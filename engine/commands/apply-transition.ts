@@ -70,8 +70,11 @@ export async function loadEntity(scope: CommandScope, kind: EntityKind, id: stri
 
 const fromRow = (kind: EntityKind, row: EntityRow): EntityRecord => (kind === 'job' ? jobFromRow(row) : kind === 'stop' ? stopFromRow(row) : routeFromRow(row));
 
-/** A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event. */
-type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date };
+/**
+ * A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event; `reason`
+ * (the `cancellation_notes` given with it) goes into its audit record.
+ */
+type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date; reason?: string };
 
 /**
  * Applies one transition inside the command's transaction: `can()` first (409 INVALID_TRANSITION naming the
@@ -208,7 +211,7 @@ async function planLoaded(
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, entity.id, notes));
   const next = applyEvent(machine, snapshot, event);
   if (!next) return { refusal: () => invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role) };
-  return { workflow, snapshot, next, event, now: scope.clock.now() };
+  return { workflow, snapshot, next, event, now: scope.clock.now(), ...reasonOf(notes) };
 }
 
 /** The move from a known snapshot, or null when it would be refused (or the request is invalid): the caller then reads the row. */
@@ -225,8 +228,10 @@ async function plan(
   if (request.kind === 'move' && !workflow.states.some((s) => s.id === request.toStateId)) return null;
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, id, notes));
   const next = applyEvent(buildEntityMachine(workflow), snapshot, event);
-  return next ? { workflow, snapshot, next, event, now: scope.clock.now() } : null;
+  return next ? { workflow, snapshot, next, event, now: scope.clock.now(), ...reasonOf(notes) } : null;
 }
+
+const reasonOf = (notes: { cancellationNotes?: string }): { reason?: string } => (notes.cancellationNotes === undefined ? {} : { reason: notes.cancellationNotes });
 
 /** `update ... where version = ? returning *`: the updated row, or undefined when the version (or the row) is not the one expected. */
 async function update(
@@ -301,14 +306,14 @@ export const stopsReadWithMove = (move: Applied): EntityRow[] | undefined => sto
  * `driverBefore`: a job's driver before the move, when the caller read the row (else its statement's, for a return).
  */
 function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned: Planned, driverBefore?: unknown): Applied {
-  const { workflow, snapshot, next, event, now } = planned;
+  const { workflow, snapshot, next, event, now, reason } = planned;
   const entity = fromRow(kind, row);
   const from = currentState(workflow, snapshot);
   const to = currentState(workflow, next);
   const previousDriverUserId = ((driverBefore ?? row[DRIVER_BEFORE]) as string | null | undefined) ?? null;
   // fromRow(kind, ...) is the record of that kind; the union cannot say so.
   const jobDriverUserId = JOB_DRIVER in row ? ((row[JOB_DRIVER] as string | null) ?? null) : undefined;
-  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId } as WrittenMove);
+  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId, reason } as WrittenMove);
   noteWritten(scope, kind, entity);
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;

@@ -43,3 +43,52 @@ describe('who may make a move', () => {
     expect([moved.status, moved.body.data.workflow_state_id]).toEqual([200, onHold]);
   });
 });
+
+type Stop = { id: string; phase: string; cancellation_notes: string | null; workflow_state: { key: string } };
+type AuditRecord = { action: string; new_data: Record<string, unknown> | null; changes: Record<string, { from: unknown; to: unknown }> };
+
+/** A stop workflow whose failure from arrived requires a reason; the job is created for, and dispatched to, the driver. */
+async function failNeedsReason(): Promise<{ stops: { id: string }[]; stopStates: Record<string, string> }> {
+  const current = await site.acme.as.admin.get<One<Workflow>>('/api/workflow?entity_type=stop');
+  const transitions = current.body.data.transitions.map((t) => (t.from === 'arrived' && t.to === 'failed' ? { ...t, requires: ['cancellation_notes'] } : t));
+  expect((await site.acme.as.admin.put('/api/workflow', { entity_type: 'stop', states: current.body.data.states, transitions })).status).toBe(200);
+  const job = await createJob(site.acme.as.dispatcher, { driver_user_id: site.acme.users.driver.id });
+  const jobStates = await stateIds(site.acme.as.admin, 'job');
+  expect((await site.acme.as.dispatcher.post('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.dispatched })).status).toBe(200);
+  return { stops: job.stops, stopStates: await stateIds(site.acme.as.admin, 'stop') };
+}
+
+async function driveTo(stopId: string, states: string[], stopStates: Record<string, string>): Promise<void> {
+  for (const state of states) {
+    const moved = await driver.post('/api/driver/stop/state', { stop_id: stopId, workflow_state_id: stopStates[state] });
+    if (moved.status !== 200) throw new Error(`stop move to ${state} failed: ${moved.status} ${moved.text}`);
+  }
+}
+
+const stopOf = async (id: string) => (await site.acme.as.dispatcher.get<One<Stop>>(`/api/stop?id=${id}`)).body.data;
+const movesOf = async (id: string) =>
+  (await site.acme.as.admin.get<{ data: AuditRecord[] }>(`/api/audit/search?entity_type=Stop&entity_id=${id}`)).body.data.filter((r) => r.action === 'state_change');
+
+describe('the reason given with a move', () => {
+  it('a reason a failure requires is kept on the stop and in the audit record of the move', async () => {
+    const { stops, stopStates } = await failNeedsReason();
+    const pickup = stops[0]!.id;
+    await driveTo(pickup, ['en_route', 'arrived'], stopStates);
+    const failed = await driver.post('/api/driver/stop/state', { stop_id: pickup, workflow_state_id: stopStates.failed, cancellation_notes: 'customer not home' });
+    expect(failed.status, failed.text).toBe(200);
+    expect(await stopOf(pickup)).toMatchObject({ workflow_state: { key: 'failed' }, cancellation_notes: 'customer not home' });
+    const failure = (await movesOf(pickup)).find((r) => r.new_data?.state === 'failed');
+    expect(failure?.new_data?.reason).toBe('customer not home');
+    expect(failure?.changes.reason).toEqual({ from: null, to: 'customer not home' });
+  });
+
+  it('a note given with a completion is kept in the audit record of the move, not as the stop cancellation notes', async () => {
+    const { stops, stopStates } = await failNeedsReason();
+    const pickup = stops[0]!.id;
+    await driveTo(pickup, ['en_route', 'arrived'], stopStates);
+    const done = await driver.post('/api/driver/stop/state', { stop_id: pickup, workflow_state_id: stopStates.completed, cancellation_notes: 'left with the concierge' });
+    expect(done.status, done.text).toBe(200);
+    expect((await stopOf(pickup)).cancellation_notes).toBeNull();
+    expect((await movesOf(pickup)).find((r) => r.new_data?.state === 'completed')?.new_data?.reason).toBe('left with the concierge');
+  });
+});
