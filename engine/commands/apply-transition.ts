@@ -1,7 +1,7 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
-import { allowedMoves, applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import { buildEntityMachine, type ActingRole, type EntityEvent, type EntityMachine, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
+import { allowedMoves, applyEvent, currentState, missingRequirements, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
 import type { DomainEvent } from '../../persistence/outbox.ts';
@@ -183,7 +183,7 @@ async function applyKnownOrRefusal(
  */
 const checkedWrite = (sql: string, kind: EntityKind): string => `with written as (${sql} returning 1) select queued_write_holds(count(*) = 1, '${kind}') from written`;
 
-/** A move the workflow refuses: the 409 INVALID_TRANSITION to throw, built only when it is thrown. */
+/** A move the workflow refuses: the 409 INVALID_TRANSITION or 422 REQUIREMENT_NOT_MET to throw, built only when it is thrown. */
 type Refusal = { refusal: () => DomainError };
 const isRefusal = <T extends object>(planned: T | Refusal): planned is Refusal => 'refusal' in planned;
 
@@ -210,7 +210,7 @@ async function planLoaded(
         : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, entity.id, notes));
   const next = applyEvent(machine, snapshot, event);
-  if (!next) return { refusal: () => invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role) };
+  if (!next) return { refusal: () => refusalOf(kind, entity.id, { workflow, machine, snapshot, event }, request) };
   return { workflow, snapshot, next, event, now: scope.clock.now(), ...reasonOf(notes) };
 }
 
@@ -348,10 +348,32 @@ async function moveFacts(scope: CommandScope, workflow: Workflow, kind: EntityKi
   return { hasCancellationNotes, hasAttachment: row?.ready === true };
 }
 
-function invalidTransition(kind: EntityKind, id: string, workflow: Workflow, snapshot: EntitySnapshot, request: TransitionRequest, role: ActingRole): DomainError {
+/**
+ * Whether an error is a move the workflow refused (for the role, or for a missing requirement): a parent/child rule
+ * that meets one does not apply, rather than failing the command.
+ */
+export const isRefusedMove = (error: unknown): boolean => error instanceof DomainError && (error.code === 'INVALID_TRANSITION' || error.code === 'REQUIREMENT_NOT_MET');
+
+type RefusedMove = { workflow: Workflow; machine: EntityMachine; snapshot: EntitySnapshot; event: EntityEvent };
+
+/**
+ * Why a move was refused: 422 REQUIREMENT_NOT_MET when the workflow has it for this role and only its `requires` is
+ * missing (naming what is missing, so the caller knows what to bring), else 409 INVALID_TRANSITION.
+ */
+function refusalOf(kind: EntityKind, id: string, refused: RefusedMove, request: TransitionRequest): DomainError {
+  const { workflow, machine, snapshot, event } = refused;
+  const wanted = request.kind === 'phase' ? request.event : (workflow.states.find((s) => s.id === request.toStateId)?.key ?? request.toStateId);
+  const missing = missingRequirements(workflow, machine, snapshot, event);
+  if (missing.length === 0) return invalidTransition(kind, id, workflow, snapshot, wanted, event.role);
+  const current = currentState(workflow, snapshot);
+  const needs = missing.map((requirement) => (requirement === 'attachment' ? `an attachment of this ${kind}` : 'cancellation_notes')).join(' and ');
+  const field = missing.includes('cancellation_notes') ? 'cancellation_notes' : undefined;
+  return new DomainError(422, 'REQUIREMENT_NOT_MET', `${kind} ${id}: moving from ${current.key} to ${wanted} needs ${needs}`, field, { current_state: current, missing });
+}
+
+function invalidTransition(kind: EntityKind, id: string, workflow: Workflow, snapshot: EntitySnapshot, wanted: string, role: ActingRole): DomainError {
   const current = currentState(workflow, snapshot);
   const allowed = allowedMoves(workflow, snapshot, role);
-  const wanted = request.kind === 'phase' ? request.event : (workflow.states.find((s) => s.id === request.toStateId)?.key ?? request.toStateId);
   const list = allowed.length > 0 ? allowed.map((m) => m.key).join(', ') : 'none';
   return new DomainError(409, 'INVALID_TRANSITION', `${kind} ${id} cannot go from ${current.key} to ${wanted} as ${role}; allowed moves: ${list}`, undefined, {
     current_state: current,

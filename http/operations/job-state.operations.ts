@@ -14,7 +14,9 @@ export const jobStateOperations = [
     method: 'POST',
     path: '/job/state',
     summary: "Move a job to a state of its workflow (the site's transition table and the caller's role decide)",
-    description: 'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details.',
+    description:
+      'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details; ' +
+      'one it allows but whose requirements are not met is 422 REQUIREMENT_NOT_MET, with what is missing in details.missing.',
     tag: 'Jobs',
     access: 'job.state',
     host: 'site',

@@ -92,3 +92,24 @@ describe('the reason given with a move', () => {
     expect((await movesOf(pickup)).find((r) => r.new_data?.state === 'completed')?.new_data?.reason).toBe('left with the concierge');
   });
 });
+
+describe('a move refused for a missing requirement', () => {
+  it('is 422 REQUIREMENT_NOT_MET naming cancellation_notes, not an INVALID_TRANSITION listing the move as allowed, and writes nothing', async () => {
+    const { stops, stopStates } = await failNeedsReason();
+    const pickup = stops[0]!.id;
+    await driveTo(pickup, ['en_route', 'arrived'], stopStates);
+    const before = await stopOf(pickup);
+    const movesBefore = (await movesOf(pickup)).length;
+    for (const notes of [{}, { cancellation_notes: '   ' }]) {
+      const refused = await driver.post<Failure>('/api/driver/stop/state', { stop_id: pickup, workflow_state_id: stopStates.failed, ...notes });
+      expect([refused.status, refused.body.code, refused.body.fields?.[0]?.field]).toEqual([422, 'REQUIREMENT_NOT_MET', 'cancellation_notes']);
+      expect(refused.body.error).toContain('moving from arrived to failed needs cancellation_notes');
+      expect(refused.body.details).toMatchObject({ current_state: { key: 'arrived' }, missing: ['cancellation_notes'] });
+    }
+    expect(await stopOf(pickup)).toEqual(before);
+    expect(await movesOf(pickup)).toHaveLength(movesBefore);
+    // A move the workflow does not have for the role is still 409 INVALID_TRANSITION.
+    const undeclared = await driver.post<Failure>('/api/driver/stop/state', { stop_id: pickup, workflow_state_id: stopStates.pending });
+    expect([undeclared.status, undeclared.body.code]).toEqual([409, 'INVALID_TRANSITION']);
+  });
+});
