@@ -1,7 +1,7 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { buildEntityMachine, type ActingRole, type EntityEvent, type EntityMachine, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
-import { allowedMoves, applyEvent, currentState, missingRequirements, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
+import { applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
 import type { DomainEvent } from '../../persistence/outbox.ts';
@@ -14,6 +14,8 @@ import { deferWrite } from '../runtime/deferred-writes.ts';
 import { stopCascadeOf } from './job-stop-cascade.ts';
 import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
 import { noteBuiltJob, noteWritten } from './move-reads.ts';
+import { moveFacts } from './move-facts.ts';
+import { refusalOf } from './move-refusal.ts';
 import { moveUpdate } from './move-update.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
@@ -330,53 +332,4 @@ function toEvent(workflow: Workflow, kind: EntityKind, request: TransitionReques
     throw DomainError.invalid('UNKNOWN_STATE_ID', `${request.toStateId} is not a state of this ${kind}'s workflow`, 'workflow_state_id');
   }
   return { type: 'state.move', to: target.key, role, facts };
-}
-
-/**
- * What a move's `requires` may ask of the entity. The attachment fact costs a query, so it is read only when the
- * workflow has a move that requires one: a job's ready (confirmed) attachment, for a stop its job's; a route has none.
- */
-async function moveFacts(scope: CommandScope, workflow: Workflow, kind: EntityKind, id: string, notes: { cancellationNotes?: string }): Promise<MoveFacts> {
-  const hasCancellationNotes = Boolean(notes.cancellationNotes?.trim());
-  if (kind === 'route' || !workflow.transitions.some((t) => t.requires?.includes('attachment'))) return { hasCancellationNotes, hasAttachment: false };
-  const job = kind === 'job' ? '?' : '(select job_id from stop where id = ?)';
-  const [row] = await scope.em.execute<{ ready: boolean }[]>(
-    `select exists (select 1 from job_attachment ja join attachment a on a.id = ja.attachment_id
-       where ja.job_id = ${job} and a.status = 'ready' and a.is_active) as ready`,
-    [id],
-  );
-  return { hasCancellationNotes, hasAttachment: row?.ready === true };
-}
-
-/**
- * Whether an error is a move the workflow refused (for the role, or for a missing requirement): a parent/child rule
- * that meets one does not apply, rather than failing the command.
- */
-export const isRefusedMove = (error: unknown): boolean => error instanceof DomainError && (error.code === 'INVALID_TRANSITION' || error.code === 'REQUIREMENT_NOT_MET');
-
-type RefusedMove = { workflow: Workflow; machine: EntityMachine; snapshot: EntitySnapshot; event: EntityEvent };
-
-/**
- * Why a move was refused: 422 REQUIREMENT_NOT_MET when the workflow has it for this role and only its `requires` is
- * missing (naming what is missing, so the caller knows what to bring), else 409 INVALID_TRANSITION.
- */
-function refusalOf(kind: EntityKind, id: string, refused: RefusedMove, request: TransitionRequest): DomainError {
-  const { workflow, machine, snapshot, event } = refused;
-  const wanted = request.kind === 'phase' ? request.event : (workflow.states.find((s) => s.id === request.toStateId)?.key ?? request.toStateId);
-  const missing = missingRequirements(workflow, machine, snapshot, event);
-  if (missing.length === 0) return invalidTransition(kind, id, workflow, snapshot, wanted, event.role);
-  const current = currentState(workflow, snapshot);
-  const needs = missing.map((requirement) => (requirement === 'attachment' ? `an attachment of this ${kind}` : 'cancellation_notes')).join(' and ');
-  const field = missing.includes('cancellation_notes') ? 'cancellation_notes' : undefined;
-  return new DomainError(422, 'REQUIREMENT_NOT_MET', `${kind} ${id}: moving from ${current.key} to ${wanted} needs ${needs}`, field, { current_state: current, missing });
-}
-
-function invalidTransition(kind: EntityKind, id: string, workflow: Workflow, snapshot: EntitySnapshot, wanted: string, role: ActingRole): DomainError {
-  const current = currentState(workflow, snapshot);
-  const allowed = allowedMoves(workflow, snapshot, role);
-  const list = allowed.length > 0 ? allowed.map((m) => m.key).join(', ') : 'none';
-  return new DomainError(409, 'INVALID_TRANSITION', `${kind} ${id} cannot go from ${current.key} to ${wanted} as ${role}; allowed moves: ${list}`, undefined, {
-    current_state: current,
-    allowed_moves: allowed,
-  });
 }

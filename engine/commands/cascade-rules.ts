@@ -1,9 +1,10 @@
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
-import { applyKnownIfAllowed, applyTransition, isRefusedMove, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
+import { applyKnownIfAllowed, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 import { knownRow, knownStopPhases } from './move-reads.ts';
+import { isRefusedMove } from './move-refusal.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
 

@@ -1,4 +1,5 @@
-import { applyTransition, isRefusedMove, type CommandScope } from '../commands/apply-transition.ts';
+import { applyTransition, type CommandScope } from '../commands/apply-transition.ts';
+import { isRefusedMove } from '../commands/move-refusal.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
 import { jobFromRow } from '../jobs/job-view.ts';

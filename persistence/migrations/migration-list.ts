@@ -39,6 +39,7 @@ import { UserActiveFleetVersion0038 } from './0038-user-active-fleet-version.ts'
 import { PasswordSetBySite0039 } from './0039-password-set-by-site.ts';
 import { AccountOwnerSite0040 } from './0040-account-owner-site.ts';
 import { QueueHandoff0041 } from './0041-queue-handoff.ts';
+import { StopAttachments0045 } from './0045-stop-attachments.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -82,4 +83,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0039-password-set-by-site', class: PasswordSetBySite0039 },
   { name: '0040-account-owner-site', class: AccountOwnerSite0040 },
   { name: '0041-queue-handoff', class: QueueHandoff0041 },
+  { name: '0045-stop-attachments', class: StopAttachments0045 },
 ];
