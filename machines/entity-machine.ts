@@ -1,5 +1,5 @@
 import { setup, type SnapshotFrom } from 'xstate';
-import type { EntityType, Phase, PhaseEvent, Requirement, Workflow, WorkflowTransitionValue } from './workflow.schema.ts';
+import { DEFAULT_MOVE_ROLES, type EntityType, type Phase, type PhaseEvent, type Requirement, type Workflow, type WorkflowTransitionValue } from './workflow.schema.ts';
 
 /** Who asks for a move: a site role, or the engine itself applying a parent/child rule. */
 export type ActingRole = 'admin' | 'dispatcher' | 'driver' | 'customer' | 'system';
@@ -32,10 +32,14 @@ const REQUIREMENT_CHECKS: Record<Requirement, (facts: MoveFacts) => boolean> = {
 const entitySetup = setup({
   types: { context: {} as Record<string, never>, events: {} as EntityEvent },
   guards: {
-    /** The one guard: the acting role is allowed and every requirement holds. The system role is always allowed. */
+    /**
+     * The one guard: the acting role is allowed (a move naming no roles: staff only, `DEFAULT_MOVE_ROLES`) and every
+     * requirement holds. The system role is always allowed.
+     */
     moveAllowed: ({ event }, params: GuardParams) => {
       if (event.type === 'state.move' && event.to !== params.to) return false;
-      if (event.role !== 'system' && params.roles !== null && !params.roles.includes(event.role)) return false;
+      const roles: readonly string[] = params.roles ?? DEFAULT_MOVE_ROLES;
+      if (event.role !== 'system' && !roles.includes(event.role)) return false;
       return params.requires.every((requirement) => REQUIREMENT_CHECKS[requirement](event.facts));
     },
   },

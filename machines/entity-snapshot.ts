@@ -1,6 +1,6 @@
 import { initialTransition } from 'xstate';
 import type { EntityEvent, EntityMachine, EntitySnapshot } from './entity-machine.ts';
-import type { Phase, Workflow } from './workflow.schema.ts';
+import type { Phase, Requirement, Workflow } from './workflow.schema.ts';
 
 /** What is stored of an actor: its state key. Context is empty by design: facts live in rows, not machines. */
 export type PersistedEntitySnapshot = { value: string };
@@ -75,4 +75,21 @@ export function allowedMoves(workflow: Workflow, snapshot: EntitySnapshot, role:
   return workflow.transitions
     .filter((t) => t.from === String(snapshot.value) && snapshot.can({ type: 'state.move', to: t.to, role, facts }))
     .map((t) => ({ key: t.to, id: workflow.states.find((s) => s.key === t.to)!.id }));
+}
+
+const ALL_MET = { hasCancellationNotes: true, hasAttachment: true };
+const FACT_OF: Record<Requirement, keyof typeof ALL_MET> = { cancellation_notes: 'hasCancellationNotes', attachment: 'hasAttachment' };
+
+/**
+ * The requirements that alone kept `event` from moving the actor: empty when it moves, or when it would be refused
+ * with every requirement met (a move the workflow does not have, or not for this role).
+ */
+export function missingRequirements(workflow: Workflow, machine: EntityMachine, snapshot: EntitySnapshot, event: EntityEvent): Requirement[] {
+  if (applyEvent(machine, snapshot, event)) return [];
+  const met = applyEvent(machine, snapshot, { ...event, facts: ALL_MET });
+  if (!met) return [];
+  const from = String(snapshot.value);
+  const to = String(met.value);
+  const required = new Set(workflow.transitions.filter((t) => t.from === from && t.to === to).flatMap((t) => t.requires ?? []));
+  return [...required].filter((requirement) => !event.facts[FACT_OF[requirement]]);
 }

@@ -15,6 +15,12 @@ export type PhaseEvent = (typeof PHASE_EVENTS)[number];
 export const REQUIREMENTS = ['cancellation_notes', 'attachment'] as const;
 export type Requirement = (typeof REQUIREMENTS)[number];
 
+/**
+ * Who may make a move whose `roles` is absent: staff only. A move an admin adds without naming roles must not open
+ * the entity to its customer or driver; they are let in only by naming them.
+ */
+export const DEFAULT_MOVE_ROLES = ['admin', 'dispatcher'] as const;
+
 export const StateKey = Type.String({ pattern: '^[a-z][a-z0-9_]{0,47}$', description: 'machine-readable state name' });
 const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('dispatcher'), Type.Literal('driver'), Type.Literal('customer')]);
 
@@ -34,7 +40,7 @@ export const WorkflowTransition = Type.Object(
   {
     from: StateKey,
     to: StateKey,
-    roles: Type.Optional(Type.Array(RoleSchema, { description: 'who may make this move; absent: every staff role' })),
+    roles: Type.Optional(Type.Array(RoleSchema, { description: 'who may make this move; absent: every staff role (admin, dispatcher), never a driver or a customer' })),
     requires: Type.Optional(Type.Array(Type.Union([Type.Literal('cancellation_notes'), Type.Literal('attachment')]))),
     event: Type.Optional(
       Type.Union(

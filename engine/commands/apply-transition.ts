@@ -1,7 +1,7 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
-import { allowedMoves, applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
+import { applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
 import type { DomainEvent } from '../../persistence/outbox.ts';
@@ -14,6 +14,8 @@ import { deferWrite } from '../runtime/deferred-writes.ts';
 import { stopCascadeOf } from './job-stop-cascade.ts';
 import { ENTITY_TYPE_NAMES, recordMove, type WrittenMove } from './move-records.ts';
 import { noteBuiltJob, noteWritten } from './move-reads.ts';
+import { moveFacts } from './move-facts.ts';
+import { refusalOf } from './move-refusal.ts';
 import { moveUpdate } from './move-update.ts';
 import { workflowById } from '../workflow/workflow.service.ts';
 
@@ -70,8 +72,11 @@ export async function loadEntity(scope: CommandScope, kind: EntityKind, id: stri
 
 const fromRow = (kind: EntityKind, row: EntityRow): EntityRecord => (kind === 'job' ? jobFromRow(row) : kind === 'stop' ? stopFromRow(row) : routeFromRow(row));
 
-/** A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event. */
-type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date };
+/**
+ * A move worked out before it is written; `now` stamps completed_at / cancelled_at and the outbox event; `reason`
+ * (the `cancellation_notes` given with it) goes into its audit record.
+ */
+type Planned = { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; event: EntityEvent; now: Date; reason?: string };
 
 /**
  * Applies one transition inside the command's transaction: `can()` first (409 INVALID_TRANSITION naming the
@@ -180,7 +185,7 @@ async function applyKnownOrRefusal(
  */
 const checkedWrite = (sql: string, kind: EntityKind): string => `with written as (${sql} returning 1) select queued_write_holds(count(*) = 1, '${kind}') from written`;
 
-/** A move the workflow refuses: the 409 INVALID_TRANSITION to throw, built only when it is thrown. */
+/** A move the workflow refuses: the 409 INVALID_TRANSITION or 422 REQUIREMENT_NOT_MET to throw, built only when it is thrown. */
 type Refusal = { refusal: () => DomainError };
 const isRefusal = <T extends object>(planned: T | Refusal): planned is Refusal => 'refusal' in planned;
 
@@ -207,8 +212,8 @@ async function planLoaded(
         : restoreSnapshot(machine, entity.snapshot as PersistedEntitySnapshot);
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, entity.id, notes));
   const next = applyEvent(machine, snapshot, event);
-  if (!next) return { refusal: () => invalidTransition(kind, entity.id, workflow, snapshot, request, scope.actor.role) };
-  return { workflow, snapshot, next, event, now: scope.clock.now() };
+  if (!next) return { refusal: () => refusalOf(kind, entity.id, { workflow, machine, snapshot, event }, request) };
+  return { workflow, snapshot, next, event, now: scope.clock.now(), ...reasonOf(notes) };
 }
 
 /** The move from a known snapshot, or null when it would be refused (or the request is invalid): the caller then reads the row. */
@@ -225,8 +230,10 @@ async function plan(
   if (request.kind === 'move' && !workflow.states.some((s) => s.id === request.toStateId)) return null;
   const event = toEvent(workflow, kind, request, scope.actor.role, await moveFacts(scope, workflow, kind, id, notes));
   const next = applyEvent(buildEntityMachine(workflow), snapshot, event);
-  return next ? { workflow, snapshot, next, event, now: scope.clock.now() } : null;
+  return next ? { workflow, snapshot, next, event, now: scope.clock.now(), ...reasonOf(notes) } : null;
 }
+
+const reasonOf = (notes: { cancellationNotes?: string }): { reason?: string } => (notes.cancellationNotes === undefined ? {} : { reason: notes.cancellationNotes });
 
 /** `update ... where version = ? returning *`: the updated row, or undefined when the version (or the row) is not the one expected. */
 async function update(
@@ -301,14 +308,14 @@ export const stopsReadWithMove = (move: Applied): EntityRow[] | undefined => sto
  * `driverBefore`: a job's driver before the move, when the caller read the row (else its statement's, for a return).
  */
 function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned: Planned, driverBefore?: unknown): Applied {
-  const { workflow, snapshot, next, event, now } = planned;
+  const { workflow, snapshot, next, event, now, reason } = planned;
   const entity = fromRow(kind, row);
   const from = currentState(workflow, snapshot);
   const to = currentState(workflow, next);
   const previousDriverUserId = ((driverBefore ?? row[DRIVER_BEFORE]) as string | null | undefined) ?? null;
   // fromRow(kind, ...) is the record of that kind; the union cannot say so.
   const jobDriverUserId = JOB_DRIVER in row ? ((row[JOB_DRIVER] as string | null) ?? null) : undefined;
-  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId } as WrittenMove);
+  recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId, reason } as WrittenMove);
   noteWritten(scope, kind, entity);
   const result: Applied = { kind, entity, workflow, from, to };
   const stops = row[STOPS] as EntityRow[] | undefined;
@@ -325,31 +332,4 @@ function toEvent(workflow: Workflow, kind: EntityKind, request: TransitionReques
     throw DomainError.invalid('UNKNOWN_STATE_ID', `${request.toStateId} is not a state of this ${kind}'s workflow`, 'workflow_state_id');
   }
   return { type: 'state.move', to: target.key, role, facts };
-}
-
-/**
- * What a move's `requires` may ask of the entity. The attachment fact costs a query, so it is read only when the
- * workflow has a move that requires one: a job's ready (confirmed) attachment, for a stop its job's; a route has none.
- */
-async function moveFacts(scope: CommandScope, workflow: Workflow, kind: EntityKind, id: string, notes: { cancellationNotes?: string }): Promise<MoveFacts> {
-  const hasCancellationNotes = Boolean(notes.cancellationNotes?.trim());
-  if (kind === 'route' || !workflow.transitions.some((t) => t.requires?.includes('attachment'))) return { hasCancellationNotes, hasAttachment: false };
-  const job = kind === 'job' ? '?' : '(select job_id from stop where id = ?)';
-  const [row] = await scope.em.execute<{ ready: boolean }[]>(
-    `select exists (select 1 from job_attachment ja join attachment a on a.id = ja.attachment_id
-       where ja.job_id = ${job} and a.status = 'ready' and a.is_active) as ready`,
-    [id],
-  );
-  return { hasCancellationNotes, hasAttachment: row?.ready === true };
-}
-
-function invalidTransition(kind: EntityKind, id: string, workflow: Workflow, snapshot: EntitySnapshot, request: TransitionRequest, role: ActingRole): DomainError {
-  const current = currentState(workflow, snapshot);
-  const allowed = allowedMoves(workflow, snapshot, role);
-  const wanted = request.kind === 'phase' ? request.event : (workflow.states.find((s) => s.id === request.toStateId)?.key ?? request.toStateId);
-  const list = allowed.length > 0 ? allowed.map((m) => m.key).join(', ') : 'none';
-  return new DomainError(409, 'INVALID_TRANSITION', `${kind} ${id} cannot go from ${current.key} to ${wanted} as ${role}; allowed moves: ${list}`, undefined, {
-    current_state: current,
-    allowed_moves: allowed,
-  });
 }

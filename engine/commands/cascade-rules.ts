@@ -1,11 +1,11 @@
 import { recordAcceptanceOfDriverMove } from '../dispatch/driver-move-acceptance.ts';
-import { DomainError } from '../domain-error.ts';
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
 import { applyKnownIfAllowed, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
 import { stopCascadeOf, type StopCascade } from './job-stop-cascade.ts';
 import { knownRow, knownStopPhases } from './move-reads.ts';
+import { isRefusedMove } from './move-refusal.ts';
 
 const TERMINAL = new Set(['completed', 'cancelled']);
 
@@ -116,12 +116,12 @@ async function tryApply(scope: CommandScope, kind: EntityKind, id: string, reque
   return known ? applyKnownIfAllowed(scope, kind, known, request, notes) : refusedAsNull(() => applyTransition(scope, kind, id, request, notes));
 }
 
-/** A move the workflow refuses (409 INVALID_TRANSITION) as null: a rule that does not apply. */
+/** A move the workflow refuses (409 INVALID_TRANSITION, 422 REQUIREMENT_NOT_MET) as null: a rule that does not apply. */
 async function refusedAsNull(move: () => Promise<Applied>): Promise<Applied | null> {
   try {
     return await move();
   } catch (error) {
-    if (error instanceof DomainError && error.code === 'INVALID_TRANSITION') return null;
+    if (isRefusedMove(error)) return null;
     throw error;
   }
 }

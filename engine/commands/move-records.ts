@@ -25,6 +25,8 @@ export type WrittenMove = ({ kind: 'job'; entity: JobRecord } | { kind: 'stop'; 
   previousDriverUserId?: string | null;
   /** A stop's job's driver, when the statement that moved it read it. */
   jobDriverUserId?: string | null;
+  /** The reason given with the move (`cancellation_notes`), whatever the move: its audit record keeps it. */
+  reason?: string | undefined;
 };
 
 /**
@@ -41,7 +43,10 @@ export function recordMove(scope: CommandScope, move: WrittenMove): void {
       entityType: ENTITY_TYPE_NAMES[kind],
       entityId: entity.id,
       before: { workflow_state_id: from.id, state: from.key, phase: from.phase, version: entity.version - 1 },
-      after: { workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: move.eventType, role: actor.role },
+      after: {
+        workflow_state_id: to.id, state: to.key, phase: to.phase, version: entity.version, event: move.eventType, role: actor.role,
+        ...(move.reason === undefined ? {} : { reason: move.reason }),
+      },
       // Plain values, none secret: the diff is its before and after, so it is not stored twice.
       changesFromData: true,
     }),

@@ -15,11 +15,12 @@ export type MoveUpdate = { sql: string; params: unknown[]; changes: EntityRow; j
 export function moveUpdate(
   kind: EntityKind,
   target: { id: string; siteId: string; version: number },
-  planned: { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; now: Date },
+  planned: { workflow: Workflow; snapshot: EntitySnapshot; next: EntitySnapshot; now: Date; event: { type: string } },
   notes: { cancellationNotes?: string },
 ): MoveUpdate {
   const to = currentState(planned.workflow, planned.next);
-  const from = currentState(planned.workflow, planned.snapshot).phase;
+  const left = currentState(planned.workflow, planned.snapshot);
+  const from = left.phase;
   const jobReturned = kind === 'job' && to.phase === 'unassigned' && from !== 'unassigned';
   const { now } = planned;
   const snapshot = JSON.stringify(persistSnapshot(planned.next));
@@ -40,7 +41,7 @@ export function moveUpdate(
     params.push(value);
     changes[column] = value;
   };
-  if (notes.cancellationNotes !== undefined && to.phase === 'cancelled') set('cancellation_notes', notes.cancellationNotes);
+  if (notes.cancellationNotes !== undefined && keepsReason(planned.workflow, left.key, to, planned.event.type)) set('cancellation_notes', notes.cancellationNotes);
   if (to.phase === 'completed') set('completed_at', now);
   // A route's first start is when its driver set out; a later restart keeps it (`changes` cannot know it: such a
   // move is never built from a known row without its `returning *`).
@@ -58,4 +59,15 @@ export function moveUpdate(
   const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
   params.push(target.id, target.siteId, target.version);
   return { sql: `update ${kind} set ${sets.join(', ')} where ${where}`, params, changes, jobReturned, from, to: to.phase };
+}
+
+/**
+ * Whether the entity keeps the reason given with its move (`cancellation_notes`): a move into the cancelled phase, a
+ * failure (the `fail` phase event, or a move declared `event: 'fail'`), or a move whose transition requires the
+ * reason. Another move's reason (a note given with a completion) is kept in its audit record only: it would read as
+ * the reason the work did not happen.
+ */
+function keepsReason(workflow: Workflow, fromKey: string, to: { key: string; phase: string }, eventType: string): boolean {
+  if (to.phase === 'cancelled' || eventType.endsWith('.fail')) return true;
+  return workflow.transitions.some((t) => t.from === fromKey && t.to === to.key && (t.event === 'fail' || t.requires?.includes('cancellation_notes') === true));
 }

@@ -1,4 +1,5 @@
 import { applyTransition, type CommandScope } from '../commands/apply-transition.ts';
+import { isRefusedMove } from '../commands/move-refusal.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
 import { DomainError } from '../domain-error.ts';
 import { jobFromRow } from '../jobs/job-view.ts';
@@ -157,7 +158,7 @@ export async function dispatchRoute(scope: CommandScope, route: RouteRecord): Pr
     const applied = await applyTransition(system, 'route', route.id, { kind: 'phase', event: 'dispatch' }, {}, route);
     await applyCascades(system, applied, {});
   } catch (error) {
-    if (!(error instanceof DomainError && error.code === 'INVALID_TRANSITION')) throw error;
+    if (!isRefusedMove(error)) throw error;
   }
 }
 

@@ -39,9 +39,8 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   const { em, siteId, actor } = scope;
   const job = await findVisibleJob(em, actor, id);
   assertOpen(job);
-  if (!isStaff(actor.role) && (patch.internal_notes !== undefined || patch.customer_user_id !== undefined)) {
-    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff change the customer or internal notes', 'internal_notes');
-  }
+  if (!isStaff(actor.role) && patch.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', 'internal_notes');
+  if (!isStaff(actor.role) && patch.customer_user_id !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', "Only staff change a job's customer", 'customer_user_id');
   const before = await jobDetail(em, { ...actor, role: 'system' }, job);
   if (patch.custom_fields !== undefined) job.customFields = resolveCustomFields(await loadDefinitions(em, 'job'), job.customFields ?? {}, patch.custom_fields);
   applyPatch(job, patch, JOB_FIELDS);

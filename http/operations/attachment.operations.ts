@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Services } from '../../app/services.ts';
 import { confirmAttachment, getAttachment, presignUpload, type AttachmentDeps } from '../../engine/attachments/attachment.service.ts';
-import { attachToJob, jobAttachments } from '../../engine/attachments/job-attachments.ts';
+import { attachToJob, jobAttachments, type LinkedAttachment } from '../../engine/attachments/job-attachments.ts';
 import { DomainError } from '../../engine/domain-error.ts';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
 import type { Site } from '../../persistence/entities/site.entity.ts';
@@ -84,7 +84,10 @@ export const attachmentOperations = [
     id: 'job.attachments.add',
     method: 'POST',
     path: '/job/attachments',
-    summary: 'Attach confirmed (ready) attachments to a job',
+    summary: 'Attach confirmed (ready) attachments to a job, or to one of its stops (stop_id)',
+    description:
+      "A stop move that requires an attachment needs a ready one linked to that stop (stop_id) and uploaded by staff or a driver; a job's move, any ready one linked to the job. " +
+      'Linking one again changes nothing, except that a link to the job as a whole may be narrowed to a stop (one linked to another stop: 409 ATTACHMENT_ON_ANOTHER_STOP).',
     tag: TAG,
     access: 'attachment.write',
     host: 'site',
@@ -92,8 +95,9 @@ export const attachmentOperations = [
     response: DataResponse(JobAttachmentsResponse),
     handler: async (ctx) => {
       const { siteId, actor } = commandContext(ctx);
-      const attachments = await ctx.transaction((em) => attachToJob(em, actor, siteId, ctx.body.job_id, ctx.body.attachment_ids));
-      return { data: { job_id: ctx.body.job_id, attachments: await presentAll(ctx.services, requireSite(ctx.site), attachments) } };
+      const { job_id: jobId, attachment_ids: attachmentIds, stop_id: stopId } = ctx.body;
+      const attachments = await ctx.transaction((em) => attachToJob(em, actor, siteId, jobId, attachmentIds, stopId));
+      return { data: { job_id: jobId, attachments: await presentLinks(ctx.services, requireSite(ctx.site), attachments) } };
     },
   }),
   defineOperation({
@@ -109,7 +113,7 @@ export const attachmentOperations = [
     handler: async (ctx) => {
       const { actor } = commandContext(ctx);
       const attachments = await ctx.transaction((em) => jobAttachments(em, actor, ctx.query.job_id));
-      return { data: { job_id: ctx.query.job_id, attachments: await presentAll(ctx.services, requireSite(ctx.site), attachments) } };
+      return { data: { job_id: ctx.query.job_id, attachments: await presentLinks(ctx.services, requireSite(ctx.site), attachments) } };
     },
   }),
 ];
@@ -125,6 +129,7 @@ export async function present(services: Services, site: Site, attachment: Attach
   return toAttachmentResponse(attachment, { url: await services.attachments.downloadUrl(attachment, site, expiresAt), expiresAt });
 }
 
-function presentAll(services: Services, site: Site, attachments: Attachment[]) {
-  return Promise.all(attachments.map((a) => present(services, site, a)));
+/** A job's attachments, each with the stop it is linked to. */
+function presentLinks(services: Services, site: Site, links: LinkedAttachment[]) {
+  return Promise.all(links.map(async ({ attachment, stopId }) => ({ ...(await present(services, site, attachment)), stop_id: stopId })));
 }

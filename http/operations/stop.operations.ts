@@ -41,6 +41,7 @@ export const stopOperations = [
     method: 'POST',
     path: '/stop/state',
     summary: "Move a stop to a state of its workflow; the job follows (all stops done completes it)",
+    description: 'As /job/state: 409 INVALID_TRANSITION for a move the workflow does not allow, 422 REQUIREMENT_NOT_MET for one whose requirements are not met.',
     tag: 'Jobs',
     access: 'job.state',
     host: 'site',

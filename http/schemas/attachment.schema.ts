@@ -53,11 +53,27 @@ export const AttachmentResponse = Type.Object(
 );
 
 export const JobAttachmentsBody = Type.Object(
-  { job_id: Id, attachment_ids: Type.Array(Id, { minItems: 1, maxItems: 50 }) },
+  {
+    job_id: Id,
+    attachment_ids: Type.Array(Id, { minItems: 1, maxItems: 50 }),
+    stop_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'link them to this stop of the job: a stop move that requires an attachment needs one linked to that stop and uploaded by staff or a driver; absent: the job as a whole',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
-export const JobAttachmentsResponse = Type.Object({ job_id: Id, attachments: Type.Array(AttachmentResponse) }, { additionalProperties: false });
+const JobAttachmentResponse = Type.Object(
+  { ...AttachmentResponse.properties, stop_id: Nullable(Type.String({ description: 'the stop of the job it is linked to; null: the job as a whole' })) },
+  { additionalProperties: false },
+);
+
+export const JobAttachmentsResponse = Type.Object({ job_id: Id, attachments: Type.Array(JobAttachmentResponse) }, { additionalProperties: false });
 
 /** An attachment as the API shows it; `download` is a signed URL and its expiry, for ready attachments. */
 export function toAttachmentResponse(a: Attachment, download: { url: string; expiresAt: Date } | null) {

@@ -95,14 +95,13 @@ export const StopPutBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const JobStateBody = Type.Object(
-  { job_id: Id, workflow_state_id: Id, cancellation_notes: Type.Optional(Text(2000)) },
-  { additionalProperties: false },
+/** The reason given with a move: kept in its audit record, and on the entity for a cancel, a failure or a move that requires it. */
+const MoveReason = Type.Optional(
+  Type.String({ maxLength: 2000, description: "the move's reason: in its audit record always; the entity's cancellation_notes for a cancel, a failure or a move that requires it" }),
 );
-export const StopStateBody = Type.Object(
-  { stop_id: Id, workflow_state_id: Id, cancellation_notes: Type.Optional(Text(2000)) },
-  { additionalProperties: false },
-);
+
+export const JobStateBody = Type.Object({ job_id: Id, workflow_state_id: Id, cancellation_notes: MoveReason }, { additionalProperties: false });
+export const StopStateBody = Type.Object({ stop_id: Id, workflow_state_id: Id, cancellation_notes: MoveReason }, { additionalProperties: false });
 
 const BulkIds = Type.Array(Id, { minItems: 1, maxItems: MAX_BULK_IDS });
 export const BulkCancelBody = Type.Object({ ids: BulkIds, cancellation_notes: Type.Optional(Text(2000)) }, { additionalProperties: false });

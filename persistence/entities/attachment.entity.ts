@@ -37,7 +37,7 @@ export const AttachmentSchema = defineEntity({
 
 export type Attachment = InferEntity<typeof AttachmentSchema>;
 
-/** A ready attachment linked to a job (photos, signatures, documents). */
+/** A ready attachment linked to a job (photos, signatures, documents), and maybe to one of its stops (`stopId`). */
 export const JobAttachmentSchema = defineEntity({
   name: 'JobAttachment',
   tableName: 'job_attachment',
@@ -46,6 +46,8 @@ export const JobAttachmentSchema = defineEntity({
     jobId: p.string().primary(),
     attachmentId: p.string().primary(),
     siteId: p.string(),
+    /** The job's stop it is linked to (a stop's proof of delivery); null: the job as a whole. */
+    stopId: p.string().nullable(),
     createdByUserId: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },

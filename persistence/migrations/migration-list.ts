@@ -41,6 +41,7 @@ import { AccountOwnerSite0040 } from './0040-account-owner-site.ts';
 import { QueueHandoff0041 } from './0041-queue-handoff.ts';
 import { RequeueSweeps0042 } from './0042-requeue-sweeps.ts';
 import { ScheduleWithoutWeek0043 } from './0043-schedule-without-week.ts';
+import { StopAttachments0045 } from './0045-stop-attachments.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -86,4 +87,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0041-queue-handoff', class: QueueHandoff0041 },
   { name: '0042-requeue-sweeps', class: RequeueSweeps0042 },
   { name: '0043-schedule-without-week', class: ScheduleWithoutWeek0043 },
+  { name: '0045-stop-attachments', class: StopAttachments0045 },
 ];

@@ -168,7 +168,7 @@ describe('attachments', () => {
     const job = await createJob(sites.globex.as.dispatcher);
     const proofFiled = (await stateIds(sites.globex.as.admin, 'job')).proof_filed;
     const refused = await sites.globex.as.dispatcher.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: proofFiled });
-    expect([refused.status, refused.body.code]).toEqual([409, 'INVALID_TRANSITION']);
+    expect([refused.status, refused.body.code]).toEqual([422, 'REQUIREMENT_NOT_MET']);
 
     const attachment = await readyAttachment(sites.globex, 'dispatcher');
     expect((await sites.globex.as.dispatcher.post('/api/job/attachments', { job_id: job.id, attachment_ids: [attachment] })).status).toBe(200);

@@ -27,6 +27,17 @@ it("a customer's stop internal_notes is refused (403 naming the field) on create
   expect([staffs.status, staffs.body.data.stops[1]!.internal_notes]).toEqual([201, 'back gate']);
 });
 
+it("a customer's customer_user_id on a job update is refused (403 naming customer_user_id, not internal_notes), and changes nothing", async () => {
+  const { customer, dispatcher } = site.acme.as;
+  const own = await createJob(customer, { customer_email: undefined });
+  const other = await createJob(dispatcher, { customer_email: 'someone.else@shop.example' });
+  const handedOver = await customer.send<Failure>('PATCH', `/api/job/${own.id}`, { customer_user_id: other.customer_user_id });
+  expect(refusal(handedOver)).toEqual([403, 'FORBIDDEN_FIELD', 'customer_user_id']);
+  expect((await dispatcher.get<{ data: { customer_user_id: string } }>(`/api/job/${own.id}`)).body.data.customer_user_id).toBe(own.customer_user_id);
+  const notes = await customer.send<Failure>('PATCH', `/api/job/${own.id}`, { internal_notes: 'office only' });
+  expect(refusal(notes)).toEqual([403, 'FORBIDDEN_FIELD', 'internal_notes']);
+});
+
 it('PATCH /job/{id} clears options and custom field values with null (job and stop), but never a required field', async () => {
   type WithValues = { id: string; option_ids: string[]; custom_fields: Record<string, unknown>; stops: { id: string; custom_fields: Record<string, unknown> }[] };
   const { admin, dispatcher } = site.acme.as;

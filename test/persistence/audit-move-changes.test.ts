@@ -26,7 +26,9 @@ describe("a move's audit records (stored without their diff)", () => {
     expect(moves.map((m) => m.entity_id).sort()).toEqual([...ids].sort());
     for (const move of moves) {
       expect(move.changes.phase).toEqual({ from: move.previous_data?.phase, to: 'cancelled' });
-      expect(Object.keys(move.changes)).toHaveLength(6);
+      // State id, state, phase, version, event and role; and the reason given, which the stops' cancels carry too.
+      expect(move.changes.reason).toEqual({ from: null, to: 'no longer needed' });
+      expect(Object.keys(move.changes)).toHaveLength(7);
       // The same text as the diff written whole to the `jsonb` column answered, key order included.
       expect(JSON.stringify(move.changes)).toBe(await storage.asStoredJsonb(diff(move.previous_data, move.new_data)));
     }
