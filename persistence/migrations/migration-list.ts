@@ -40,6 +40,7 @@ import { PasswordSetBySite0039 } from './0039-password-set-by-site.ts';
 import { AccountOwnerSite0040 } from './0040-account-owner-site.ts';
 import { QueueHandoff0041 } from './0041-queue-handoff.ts';
 import { RequeueSweeps0042 } from './0042-requeue-sweeps.ts';
+import { DriverLoadCheck0048 } from './0048-driver-load-check.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -84,4 +85,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0040-account-owner-site', class: AccountOwnerSite0040 },
   { name: '0041-queue-handoff', class: QueueHandoff0041 },
   { name: '0042-requeue-sweeps', class: RequeueSweeps0042 },
+  { name: '0048-driver-load-check', class: DriverLoadCheck0048 },
 ];
