@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
@@ -75,9 +76,14 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
   return view;
 }
 
-/** A customer of this site, active or not. @throws DomainError 404 when absent or another site's customer */
-export async function getCustomer(em: EntityManager, id: string): Promise<CustomerView> {
-  const profile = await em.findOne(UserProfileSchema, { userId: id, role: 'customer' }, { orderBy: { createdAt: 'asc' } });
+/**
+ * A customer of this site, active or not.
+ * @param lock read the customer profile `for update` (in a transaction), for a change computed from what it holds
+ * @throws DomainError 404 when absent or another site's customer
+ */
+export async function getCustomer(em: EntityManager, id: string, lock = false): Promise<CustomerView> {
+  const locking = lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {};
+  const profile = await em.findOne(UserProfileSchema, { userId: id, role: 'customer' }, { orderBy: { createdAt: 'asc' }, ...locking });
   const user = profile ? await em.findOne(UserSchema, { id, isServiceAccount: false }) : null;
   if (!profile || !user) throw DomainError.notFound('Customer', id);
   return { user, profile, homeAddress: await homeAddressOf(em, user) };
@@ -92,7 +98,8 @@ export async function getCustomer(em: EntityManager, id: string): Promise<Custom
  * @throws DomainError 404, 409 EMAIL_TAKEN, 400 naming `custom_fields.<key>`
  */
 export async function updateCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: UpdateCustomerInput): Promise<CustomerView> {
-  const current = await getCustomer(em, input.id);
+  // Locked before it is read: the custom fields merge the change into the stored values (see updateWorker).
+  const current = await getCustomer(em, input.id, true);
   const before = customerSnapshot(current);
   const customFields = input.custom_fields === undefined
     ? undefined

@@ -15,6 +15,7 @@ import { dispatchAtOnce } from './dispatch-at-once.ts';
 import { forgetDriverDayRoute } from './driver-day-routes.ts';
 import { assertDispatchableZone, toJobTarget, type JobTarget } from './job-target.ts';
 import { noteDriverBefore } from '../commands/move-records.ts';
+import { assertDriverHasRoom, checkDriverLoadWithNext } from './driver-load-check.ts';
 
 export type AssignInput = {
   jobId: string;
@@ -47,8 +48,9 @@ export type Assigned = { dispatch: DispatchRow; route: RouteRecord; driver: Driv
 /**
  * Dispatches one job to one driver inside the caller's command, so everything below commits or rolls back together:
  * 1. checks: the job is unassigned (409 JOB_NOT_UNASSIGNED), not in a banned zone without a staff override
- *    (422 ZONE_RESTRICTED), the driver is an active worker (404 / 409 DRIVER_NOT_ACTIVE), and a vehicle is known:
- *    the one given or the driver's default (422 VEHICLE_REQUIRED, spec rule 3);
+ *    (422 ZONE_RESTRICTED), the driver is an active worker (404 / 409 DRIVER_NOT_ACTIVE) below their max_load
+ *    (409 DRIVER_AT_CAPACITY; checked again under the driver's lock with the writes: `checkDriverLoadWithNext`),
+ *    and a vehicle is known: the one given or the driver's default (422 VEHICLE_REQUIRED, spec rule 3);
  * 2. the job joins `routeId` or the driver's open route for the service day (created if none);
  * 3. the job gets its driver and the `dispatch` phase event through the command path (audit + `job:state_change`,
  *    stops follow by the cascade rules);
@@ -66,6 +68,7 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   if (!input.loaded) await assertDispatchableZone(em, job);
   if (!driver) throw new DomainError(404, 'NOT_FOUND', `Driver ${input.driverId} is not a worker of this site`, 'driver_id');
   if (!driver.active) throw new DomainError(409, 'DRIVER_NOT_ACTIVE', `Driver ${driver.userId} is not active on this site`, 'driver_id');
+  assertDriverHasRoom(driver, 'driver_id');
   // A job created for a driver and dispatched to another: its event names the one it was meant for, who hears of it.
   noteDriverBefore(scope, job.id, job.driverUserId);
   const vehicleId = input.vehicleId ?? driver.defaultVehicleId;
@@ -74,6 +77,8 @@ export async function assignJob(scope: CommandScope, input: AssignInput): Promis
   }
   if (input.vehicleId) await assertVehicle(scope, input.vehicleId);
   if (input.routeId && !input.routeTaken) await takeNamedRoute(scope, input.routeId, driver.userId, vehicleId);
+  // The load read above had no lock: checked again where the writes go (drivers with a max_load only).
+  await checkDriverLoadWithNext(scope, driver, job.id);
 
   // The record this dispatch completes (`dispatchId`) is one of the job's active ones; any other is superseded.
   const supersede = job.activeDispatches > (input.dispatchId ? 1 : 0);

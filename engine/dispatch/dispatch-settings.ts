@@ -14,21 +14,28 @@ export async function getDispatchSettings(em: EntityManager, siteId: string): Pr
   return row ? toSettings(row) : { site_id: siteId, ...DEFAULT_SETTINGS, updated_at: null };
 }
 
-/** Changes the given settings (an omitted one stays), audited. */
+/**
+ * Changes the given settings (an omitted one stays), audited. The row is read `for update` (the audit's `before`
+ * is the row this change replaces) and the upsert writes only the fields given, so two changes of different fields
+ * at the same time both stay, including the first two of a site (the second upsert finds the first's row).
+ */
 export async function updateDispatchSettings(
   em: EntityManager,
   actor: AuditActor,
   siteId: string,
   patch: { strategy?: SiteStrategy; auto_dispatch?: boolean },
 ): Promise<DispatchSettings> {
-  const before = await getDispatchSettings(em, siteId);
-  const next = { strategy: patch.strategy ?? before.strategy, auto_dispatch: patch.auto_dispatch ?? before.auto_dispatch };
+  const [locked] = await em.execute<Row[]>('select * from dispatch_settings where site_id = ? for update', [siteId]);
+  const before = locked ? toSettings(locked) : { site_id: siteId, ...DEFAULT_SETTINGS, updated_at: null };
+  const strategy = patch.strategy ?? null;
+  const autoDispatch = patch.auto_dispatch ?? null;
   const now = new Date();
   const [row] = await em.execute<Row[]>(
-    `insert into dispatch_settings (site_id, strategy, auto_dispatch, created_at, updated_at) values (?, ?, ?, ?, ?)
-     on conflict (site_id) do update set strategy = excluded.strategy, auto_dispatch = excluded.auto_dispatch, updated_at = excluded.updated_at
+    `insert into dispatch_settings (site_id, strategy, auto_dispatch, created_at, updated_at) values (?, coalesce(?::text, ?), coalesce(?::boolean, ?), ?, ?)
+     on conflict (site_id) do update set strategy = coalesce(?::text, dispatch_settings.strategy), auto_dispatch = coalesce(?::boolean, dispatch_settings.auto_dispatch),
+       updated_at = excluded.updated_at
      returning *`,
-    [siteId, next.strategy, next.auto_dispatch, now, now],
+    [siteId, strategy, DEFAULT_SETTINGS.strategy, autoDispatch, DEFAULT_SETTINGS.auto_dispatch, now, now, strategy, autoDispatch],
   );
   const after = toSettings(row!);
   recordAudit(em, actor, {

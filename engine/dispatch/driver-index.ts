@@ -40,7 +40,8 @@ export type IndexedDrivers = { drivers: DriverFacts[]; timezone: string; routeWo
  *   actors and jobs changed since the snapshot of the previous read (migration 0019), so a decision costs the
  *   changes since the last one, not the fleet.
  * A read made by a transaction that has written already sees its own uncommitted rows, which may yet roll back:
- * that read is used for this decision only, on copies, and the shared index keeps its snapshot.
+ * that read is used for this decision only, on copies, and the shared index keeps its snapshot; so is a read that
+ * another read of this process overtook (the index moved to another snapshot while it ran).
  * With `offer`, the job is that dispatch record's, and `offer.after` runs once, right after the read.
  * @returns the drivers (one team's, or all) ordered by user id, the site's time zone, with `jobId` or `offer` that
  *   job's rows, and `offer.after`'s rows
@@ -62,7 +63,9 @@ export async function indexedDriverFacts(em: EntityManager, siteId: string, scop
     if (head.ownXid === null) indexes.set(siteId, built);
     return answer(inScope(built, scope.teamId));
   }
-  if (head.ownXid === null && index.snapshot === since) {
+  // Only committed changes read from the index's own snapshot may move the shared index on.
+  const shared = head.ownXid === null && index.snapshot === since;
+  if (shared) {
     applyChanges(index, head.states, head.jobs);
     index.snapshot = head.snapshot;
   }
@@ -71,8 +74,10 @@ export async function indexedDriverFacts(em: EntityManager, siteId: string, scop
     indexes.set(siteId, index);
   }
   const drivers = inScope(index, scope.teamId);
-  const ownChanges = head.ownXid !== null && index.snapshot === since;
-  return answer(ownChanges ? withChanges(index, drivers, head.states, head.jobs) : drivers);
+  // Any other read still answers with what it read, on copies: the reader's own uncommitted rows (a bulk
+  // distribution's earlier dispatches) count even when another read of this process moved the index on meanwhile.
+  // Each change is a row's state as this read saw it, so it applies to whichever snapshot the index has reached.
+  return answer(shared ? drivers : withChanges(index, drivers, head.states, head.jobs));
 }
 
 /** Forgets a site's index (tests, or a caller that found it behind). */
@@ -144,7 +149,7 @@ function setLoad(index: SiteIndex, driverId: string, load: number): void {
   if (driver) driver.load = Math.max(0, load);
 }
 
-/** The drivers with changes that are not the shared index's to keep (the reader's own, uncommitted): on copies. */
+/** The drivers with changes that are not the shared index's to keep (the reader's own, uncommitted, or read from a snapshot the index has left): on copies. */
 function withChanges(index: SiteIndex, drivers: DriverFacts[], states: StateChange[], jobs: JobChange[]): DriverFacts[] {
   const copies = new Map<string, DriverFacts>();
   const copy = (userId: string) => {

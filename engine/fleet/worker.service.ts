@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
@@ -85,9 +86,12 @@ export async function createWorker(em: EntityManager, actor: AuditActor, siteId:
   return { user, worker };
 }
 
-/** @throws DomainError 404 when the user is not a worker of this site */
-export async function getWorker(em: EntityManager, userId: string): Promise<WorkerView> {
-  const worker = await em.findOne(WorkerSchema, { userId });
+/**
+ * @param lock read the worker row `for update` (in a transaction), for a change computed from what it holds
+ * @throws DomainError 404 when the user is not a worker of this site
+ */
+export async function getWorker(em: EntityManager, userId: string, lock = false): Promise<WorkerView> {
+  const worker = await em.findOne(WorkerSchema, { userId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {});
   const user = worker ? await em.findOne(UserSchema, { id: userId }) : null;
   if (!worker || !user) throw DomainError.notFound('Worker', userId);
   return { user, worker };
@@ -104,7 +108,9 @@ export async function updateWorker(
   siteId: string,
   patch: { id: string; default_vehicle_id?: string | null; team_ids?: string[] | null; zone_ids?: string[] | null; custom_fields?: CustomFieldInput } & Record<string, unknown>,
 ): Promise<WorkerView> {
-  const view = await getWorker(em, patch.id);
+  // Locked before it is read: the custom fields merge the change into the stored values, and a concurrent update of
+  // other keys must not be merged into values it is about to replace.
+  const view = await getWorker(em, patch.id, true);
   await assertWorkerReferences(em, siteId, patch);
   const customFields = patch.custom_fields === undefined ? undefined : resolveCustomFields(await loadDefinitions(em, 'worker'), view.worker.customFields ?? {}, patch.custom_fields);
   const before = auditSnapshot(view.worker);

@@ -86,9 +86,10 @@ export async function addJobToRoute(scope: CommandScope, routeId: string, jobId:
  * Dispatch's join, after `openRouteFor` or `loadRoute`: the job (as read earlier in this command, at `version`)
  * goes on the route with its driver in one statement (its stops appended to the route's order, `route_id` and
  * `driver_user_id` set under the version check), and the route records the join unless this command created it
- * for the job. A job already on the route only gets its driver; one on another route leaves it first.
+ * for the job. A job already on the route only gets its driver, and the route a new version (checked: the route
+ * as read, still the driver's); one on another route leaves it first.
  * @returns the job row as written (the dispatch transition starts from it) and the route after its change record
- * @throws OptimisticLockError when the job changed since it was read (the engine retries the command)
+ * @throws OptimisticLockError when the job (or the route it stays on) changed since it was read (the engine retries the command)
  */
 export async function joinRouteWithDriver(
   scope: CommandScope,
@@ -121,13 +122,22 @@ export async function joinRouteWithDriver(
          where id = ? and site_id = ? and version = ? and deleted_at is null returning job.*${extra.returning}`,
         [route.id, route.id, job.id, scope.siteId, ...extra.params, route.id, driverUserId, now, job.id, scope.siteId, version],
       )
-    : await scope.em.execute<(EntityRow & { also_inserted?: unknown })[]>(
-        `${extra.cte ? `with ${extra.cte.slice(2)} ` : ''}update job set driver_user_id = ? where id = ? and site_id = ? and version = ? and deleted_at is null returning job.*${extra.returning}`,
-        [...extra.params, driverUserId, job.id, scope.siteId, version],
+    : await scope.em.execute<(EntityRow & { also_inserted?: unknown; route_row?: EntityRow | null })[]>(
+        // The route the job stays on moves a version too, under its check and only while it is still this driver's:
+        // a concurrent change of its driver or state (PUT /route, POST /route/state) that read the job unassigned
+        // then fails its own version check, and one that committed first makes this statement miss.
+        `with route_row as (update route set version = version + 1, updated_at = ? where id = ? and site_id = ? and version = ? and driver_user_id = ? returning *)${extra.cte}
+         update job set driver_user_id = ? where id = ? and site_id = ? and version = ? and deleted_at is null and exists (select 1 from route_row)
+         returning job.*, (select to_jsonb(r) from route_row r) as route_row${extra.returning}`,
+        [now, route.id, scope.siteId, route.version, driverUserId, ...extra.params, driverUserId, job.id, scope.siteId, version],
       );
-  if (!written) throw OptimisticLockError.lockFailed('Job');
-  const { also_inserted: inserted, ...jobRow } = written;
-  if (!joining) return { jobRow, route, inserted };
+  if (!written) throw OptimisticLockError.lockFailed(joining ? 'Job' : 'Route');
+  const { also_inserted: inserted, route_row: routeRow, ...jobRow } = written;
+  if (!joining) {
+    const moved = routeFromRow(routeRow as EntityRow);
+    syncTouchedVersion(scope, moved.id, moved.version);
+    return { jobRow, route: moved, inserted };
+  }
   syncTouchedVersion(scope, job.id, Number(jobRow.version));
   // A route created for this job lists it in its create record already (as a route created with jobs does).
   if (opened.created) return { jobRow, route, inserted };

@@ -14,6 +14,7 @@ import { createDriver, createTeam, createVehicle, jobAt } from '../../http/dispa
  */
 const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
 let team: string;
+let loadedTeam: string;
 
 const PARIS = { lat: 48.8566, lng: 2.3522 };
 
@@ -21,6 +22,8 @@ beforeAll(async () => {
   team = await createTeam(site.acme, 'Round trips');
   const vehicleId = await createVehicle(site.acme);
   for (const name of ['Near Ned', 'Far Fay']) await createDriver(site.server, site.acme, { name, at: PARIS, vehicleId, teamIds: [team] });
+  loadedTeam = await createTeam(site.acme, 'Round trips with a max_load');
+  await createDriver(site.server, site.acme, { name: 'Capped Cal', at: PARIS, vehicleId, teamIds: [loadedTeam], maxLoad: 100 });
 }, 60_000);
 
 /**
@@ -66,11 +69,29 @@ describe('a team dispatch', () => {
       expect(transaction.filter((text) => /^begin;?$/.test(text))).toEqual([]);
       expect(transaction).toHaveLength(2);
       expect(transaction.filter((text) => text.includes("pg_advisory_xact_lock(hashtext('route:"))).toHaveLength(1);
+      // A driver without a max_load costs no load check.
+      expect(transaction.filter((text) => /dispatch_load_holds|execute engine_stmt_\d+\('site_[^']*', 'usr_[^']*', 'job_/.test(text))).toEqual([]);
       // The lock with the plan settings in one select, the planned write, the audit records and outbox rows (as their
       // statement or, once this session prepared it, its execute), the job and route read for the answer, the COMMIT.
       expect(transaction[1]).toMatch(
         /^select pg_advisory_xact_lock\(hashtext\('route:[^;]*\), set_config\('dispatch\.plan_cache_mode'[^;]*; execute dispatch_driver_day_planned_v4\([^]*; (with audit as \(\s*insert into audit_record |execute engine_stmt_\d+\('[^']*', '\[\{"id":"aud_)[^]*"obx_[^]*; (select j\.\*, [^;]*to_jsonb\(r\) from route r[^;]*|execute engine_stmt_\d+\('rte_[^']*', '[^']*', 'job_[^;]*); commit;?$/,
       );
+    }
+  });
+
+  it("to a driver with a max_load, checks the driver's open jobs under their lock with the write: still two round trips", async () => {
+    for (let round = 0; round < 3; round++) {
+      const job = await jobAt(site.acme.as.dispatcher, PARIS);
+      let status = 0;
+      const sent = await recording(async () => {
+        status = (await site.acme.as.dispatcher.post('/api/dispatch/team/job', { job_id: job.id, team_id: loadedTeam })).status;
+      });
+      expect(status).toBe(200);
+      if (round === 0) continue;
+      const transaction = dispatchTransaction(sent);
+      expect(transaction).toHaveLength(2);
+      // The check (inlined the first time on a connection, then as its prepared statement) goes first with the write, before the driver-day lock.
+      expect(transaction[1]).toMatch(/^(select dispatch_load_holds\('site_[^']*', 'usr_[^']*', 'job_[^']*'\)|execute engine_stmt_\d+\('site_[^']*', 'usr_[^']*', 'job_[^']*'\)); select pg_advisory_xact_lock\(hashtext\('route:/);
     }
   });
 });
