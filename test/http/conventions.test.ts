@@ -57,6 +57,20 @@ describe('errors', () => {
     expect([escaped.status, escaped.body.data.city]).toEqual([201, 'C:\\u0000']);
   });
 
+  it('refuses a lone UTF-16 surrogate (not well-formed Unicode, which PostgreSQL cannot store) naming the field, and changes nothing; a pair is kept', async () => {
+    const client = acme.as.admin;
+    const teamCount = async () => (await client.get<Page>('/api/team/search')).body.meta.pagination.totalItems;
+    const teamsBefore = await teamCount();
+    const lone = await client.send<{ code: string; fields: { field: string }[] }>('POST', '/api/team', undefined, '{"name":"\\ud800"}');
+    expect([lone.status, lone.body.code, lone.body.fields[0]!.field]).toEqual([400, 'INVALID_CHARACTER', 'name']);
+    expect(await teamCount()).toBe(teamsBefore);
+    const trailing = await client.send<{ fields: { field: string }[] }>('POST', '/api/job', undefined, '{"customer_email":"lone@example.com","stops":[{"type":"pickup","city":"Par\\uDC00is","point":{"lat":1,"lng":1}}]}');
+    expect([trailing.status, trailing.body.fields[0]!.field]).toEqual([400, 'stops.0.city']);
+    expect((await client.get<{ data: unknown[] }>('/api/customer/search?q=lone@example.com')).body.data).toEqual([]);
+    const paired = await client.send<{ data: { name: string } }>('POST', '/api/team', undefined, '{"name":"Crew \\ud83d\\ude9a"}');
+    expect([paired.status, paired.body.data.name]).toEqual([201, 'Crew \u{1F69A}']);
+  });
+
   it('refuses a date-time that Date cannot read (a leap second, an RFC 9557 zone suffix) naming the field, and changes nothing', async () => {
     for (const instant of ['2026-06-30T23:59:60Z', '2026-07-01T09:00:00Z[Europe/Paris]']) {
       const email = `when-${instant.length}@example.com`;
