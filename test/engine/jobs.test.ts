@@ -306,4 +306,17 @@ describe('workflows', () => {
     expect(broken.status).toBe(400);
     for (const reason of ['no state is initial', 'terminal state b has an outgoing move', 'phase assigned has no state']) expect(String(broken.body.error)).toContain(reason);
   });
+
+  it('refuses a workflow that keeps one state id twice, or whose move names an unknown state, naming the field, and writes no version', async () => {
+    type Current = { data: { version: number; states: { id: string; key: string }[]; transitions: { from: string; to: string }[] } };
+    const current = (await acme.as.admin.get<Current>('/api/workflow?entity_type=route')).body.data;
+    const states = current.states.map((state, i) => (i === 1 ? { ...state, id: current.states[0]!.id } : state));
+    const twice = await acme.as.admin.put<{ code: string; fields: { field: string }[] }>('/api/workflow', { entity_type: 'route', states, transitions: current.transitions });
+    expect([twice.status, twice.body.code, twice.body.fields.map((f) => f.field)]).toEqual([400, 'INVALID_WORKFLOW', ['states.1.id']]);
+    const transitions = [...current.transitions, { from: current.states[0]!.key, to: 'nowhere' }];
+    const unknown = await acme.as.admin.put<{ code: string; fields: { field: string }[] }>('/api/workflow', { entity_type: 'route', states: current.states, transitions });
+    expect([unknown.status, unknown.body.code, unknown.body.fields.map((f) => f.field)]).toEqual([400, 'INVALID_WORKFLOW', [`transitions.${current.transitions.length}.to`]]);
+    const after = (await acme.as.admin.get<Current>('/api/workflow?entity_type=route')).body.data;
+    expect([after.version, after.states.map((s) => s.id)]).toEqual([current.version, current.states.map((s) => s.id)]);
+  });
 });
