@@ -71,6 +71,19 @@ describe('errors', () => {
     expect([paired.status, paired.body.data.name]).toEqual([201, 'Crew \u{1F69A}']);
   });
 
+  it('refuses a date-time whose UTC instant falls outside the years 0001..9999 naming the field, and changes nothing; the edges themselves are kept', async () => {
+    for (const instant of ['0000-01-01T00:00:00Z', '0000-12-31T23:59:59Z', '0001-01-01T00:30:00+01:00', '9999-12-31T23:30:00-01:00']) {
+      const email = `edge-${instant.slice(0, 4)}-${instant.length}-${instant.at(-1) === 'Z' ? 'z' : 'offset'}-${instant.slice(5, 7)}@example.com`;
+      const stops = [{ type: 'pickup', city: 'Paris', point: { lat: 48.85, lng: 2.35 }, complete_after: instant }, { type: 'dropoff', city: 'Paris', point: { lat: 48.86, lng: 2.35 } }];
+      const created = await acme.as.admin.post<{ code: string; fields: { field: string }[] }>('/api/job', { customer_email: email, stops });
+      expect([created.status, created.body.code, created.body.fields?.[0]?.field], instant).toEqual([400, 'VALIDATION_FAILED', 'stops.0.complete_after']);
+      expect((await acme.as.admin.get<{ data: unknown[] }>(`/api/customer/search?q=${email}`)).body.data, instant).toEqual([]);
+    }
+    for (const instant of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      expect((await acme.as.admin.get(`/api/job/search?created_from=${encodeURIComponent(instant)}`)).status, instant).toBe(200);
+    }
+  });
+
   it('refuses a date-time that Date cannot read (a leap second, an RFC 9557 zone suffix) naming the field, and changes nothing', async () => {
     for (const instant of ['2026-06-30T23:59:60Z', '2026-07-01T09:00:00Z[Europe/Paris]']) {
       const email = `when-${instant.length}@example.com`;
