@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
+import type { CustomFieldValues } from '../../persistence/entities/custom-field-definition.entity.ts';
 import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
 import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
 import { newId } from '../../persistence/ids.ts';
@@ -36,20 +37,10 @@ export type UpdateCustomerInput = AccountFields & { id: string; email?: string; 
  *   `home_address_id`, 400 naming `custom_fields.<key>`
  */
 export async function createCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: CreateCustomerInput): Promise<CustomerView> {
-  const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
-  const email = input.email.toLowerCase();
-  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
-  if (input.home_address_id && !(await em.findOne(AddressSchema, { id: input.home_address_id }))) {
-    throw new DomainError(404, 'NOT_FOUND', `Address ${input.home_address_id} not found`, 'home_address_id');
-  }
-  const existing = await em.findOne(UserSchema, { email });
+  const { email, customFields, existing } = await checkNewCustomer(em, input);
   let user: User;
   let profile: UserProfile;
   if (existing) {
-    if (existing.isServiceAccount || existing.isPlatformOperator) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator`, 'email');
-    if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
-      throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
-    }
     user = existing;
     profile = em.create(UserProfileSchema, { id: newId('profile'), siteId, userId: user.id, role: 'customer', isActive: true, customFields });
   } else {
@@ -73,6 +64,28 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Customer', entityId: user.id, before: null, after: customerSnapshot(view) });
   await em.flush();
   return view;
+}
+
+/**
+ * What createCustomer checks of a request before it writes anything, and what those checks read. It only reads, so
+ * a request can be checked before its home address is located: no geocoder is called for one that would be refused.
+ * @throws DomainError as createCustomer
+ */
+export async function checkNewCustomer(em: EntityManager, input: CreateCustomerInput): Promise<{ email: string; customFields: CustomFieldValues; existing: User | null }> {
+  const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
+  const email = input.email.toLowerCase();
+  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
+  if (input.home_address_id && !(await em.findOne(AddressSchema, { id: input.home_address_id }))) {
+    throw new DomainError(404, 'NOT_FOUND', `Address ${input.home_address_id} not found`, 'home_address_id');
+  }
+  const existing = await em.findOne(UserSchema, { email });
+  if (existing) {
+    if (existing.isServiceAccount || existing.isPlatformOperator) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator`, 'email');
+    if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
+      throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
+    }
+  }
+  return { email, customFields, existing };
 }
 
 /** A customer of this site, active or not. @throws DomainError 404 when absent or another site's customer */
