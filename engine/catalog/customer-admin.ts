@@ -11,6 +11,7 @@ import { createUser, updateUser } from '../admin/user.service.ts';
 import { revokeProfileSessions } from '../admin/user-sessions.ts';
 import { loadDefinitions, resolveCustomFields, type CustomFieldInput } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
+import { applyAccountFields, assertAccountFieldsSettable } from './customer-account.ts';
 
 /** A customer of a site: their (shared) user account, their customer profile here, and their home address. */
 export type CustomerView = { user: User; profile: UserProfile; homeAddress: Address | null };
@@ -30,14 +31,16 @@ export type UpdateCustomerInput = AccountFields & { id: string; email?: string; 
 
 /**
  * Adds a customer to the site. An unknown email becomes a new user with a customer profile here. A known one
- * (a customer of another site, say) gets a customer profile here and their account is left as it is, since users are
- * shared between sites. `home_address_id` wins over `home_address`. Custom field values are checked (required ones
- * included) before anything is written.
- * @throws DomainError 409 CUSTOMER_EXISTS / EMAIL_TAKEN (field `email`), 400 INVALID_EMAIL, 404 for an unknown
- *   `home_address_id`, 400 naming `custom_fields.<key>`
+ * (a customer of another site, say) gets a customer profile here; the account fields given (password, names, phone,
+ * home address) are set on their account as for a new user when it is this site's to change, else the request is
+ * refused (users are shared between sites: `assertAccountFieldsSettable`). `home_address_id` wins over
+ * `home_address`. Custom field values are checked (required ones included) before anything is written.
+ * @throws DomainError 409 CUSTOMER_EXISTS / EMAIL_TAKEN (field `email`), 409 ACCOUNT_SHARED naming the account fields
+ *   given for an account another site owns, 400 INVALID_EMAIL, 404 for an unknown `home_address_id`, 400 naming
+ *   `custom_fields.<key>`
  */
 export async function createCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: CreateCustomerInput): Promise<CustomerView> {
-  const { email, customFields, existing } = await checkNewCustomer(em, input);
+  const { email, customFields, existing } = await checkNewCustomer(em, siteId, input);
   let user: User;
   let profile: UserProfile;
   if (existing) {
@@ -60,6 +63,7 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
     else if (input.home_address) user.homeAddressId = (await createAddress(em, actor, siteId, input.home_address)).id;
   }
   await em.flush();
+  if (existing) await applyAccountFields(em, actor, siteId, user, input);
   const view = { user, profile, homeAddress: await homeAddressOf(em, user) };
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Customer', entityId: user.id, before: null, after: customerSnapshot(view) });
   await em.flush();
@@ -71,7 +75,7 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
  * a request can be checked before its home address is located: no geocoder is called for one that would be refused.
  * @throws DomainError as createCustomer
  */
-export async function checkNewCustomer(em: EntityManager, input: CreateCustomerInput): Promise<{ email: string; customFields: CustomFieldValues; existing: User | null }> {
+export async function checkNewCustomer(em: EntityManager, siteId: string, input: CreateCustomerInput): Promise<{ email: string; customFields: CustomFieldValues; existing: User | null }> {
   const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
   const email = input.email.toLowerCase();
   if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
@@ -84,6 +88,7 @@ export async function checkNewCustomer(em: EntityManager, input: CreateCustomerI
     if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
       throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
     }
+    await assertAccountFieldsSettable(em, siteId, existing, input);
   }
   return { email, customFields, existing };
 }

@@ -47,7 +47,7 @@ export const customerOperations = [
     status: 201,
     response: DataResponse(CustomerResponse),
     handler: async (ctx) => {
-      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body), (em) => checkNewCustomer(em, ctx.body));
+      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body), (em) => checkNewCustomer(em, requireSite(ctx.site).id, ctx.body));
       return { data: toCustomerResponse(await ctx.transaction((em) => createCustomer(em, ctx.actor, requireSite(ctx.site).id, ctx.body))) };
     },
   }),
