@@ -276,6 +276,17 @@ describe('visibility and editing', () => {
     expect([both.status, both.body.code, both.body.fields[0]!.field]).toEqual([400, 'ADDRESS_AMBIGUOUS', 'address_id']);
   });
 
+  it('refuses a new stop that gives address_id and inline address fields (which it would drop), naming it, and creates nothing', async () => {
+    const stored = await acme.as.admin.post<{ data: { id: string } }>('/api/address', { city: 'Lyon', point: { lat: 45.76, lng: 4.83 } });
+    const email = 'ambiguous-stop@example.com';
+    for (const inline of [{ street_address: '9 Avenue Montaigne', city: 'Paris' }, { point: { lat: 48.86, lng: 2.3 } }]) {
+      const stops = [{ type: 'pickup', city: 'Paris', point: { lat: 48.85, lng: 2.35 } }, { type: 'dropoff', address_id: stored.body.data.id, ...inline }];
+      const refused = await acme.as.dispatcher.post<{ code: string; fields: { field: string }[] }>('/api/job', { customer_email: email, stops });
+      expect([refused.status, refused.body.code, refused.body.fields[0]!.field]).toEqual([400, 'ADDRESS_AMBIGUOUS', 'stops.1.address_id']);
+    }
+    expect((await acme.as.dispatcher.get<{ data: unknown[] }>(`/api/customer/search?q=${email}`)).body.data).toEqual([]);
+  });
+
   it('searches by workflow state and phase, with the search meta', async () => {
     const response = await acme.as.dispatcher.get<{ data: JobBody[]; meta: { pagination: { totalItems: number } } }>(`/api/job/search?workflow_state_ids=${jobStates.cancelled}&page_size=5`);
     expect(response.body.data.every((j) => j.workflow_state_id === jobStates.cancelled)).toBe(true);
