@@ -40,7 +40,8 @@ export async function updateJob(scope: CommandScope, id: string, patch: JobUpdat
   const job = await findVisibleJob(em, actor, id);
   assertOpen(job);
   if (!isStaff(actor.role) && (patch.internal_notes !== undefined || patch.customer_user_id !== undefined)) {
-    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff change the customer or internal notes', 'internal_notes');
+    const field = patch.customer_user_id !== undefined ? 'customer_user_id' : 'internal_notes';
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff change the customer or internal notes', field);
   }
   const before = await jobDetail(em, { ...actor, role: 'system' }, job);
   if (patch.custom_fields !== undefined) job.customFields = resolveCustomFields(await loadDefinitions(em, 'job'), job.customFields ?? {}, patch.custom_fields);

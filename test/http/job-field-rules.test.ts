@@ -27,6 +27,15 @@ it("a customer's stop internal_notes is refused (403 naming the field) on create
   expect([staffs.status, staffs.body.data.stops[1]!.internal_notes]).toEqual([201, 'back gate']);
 });
 
+it("a customer's job update that names another customer is refused naming customer_user_id (the field sent), and changes nothing", async () => {
+  const { customer, dispatcher } = site.acme.as;
+  const own = (await createJob(customer, { customer_email: undefined })) as unknown as Job & { customer_user_id: string };
+  const other = await dispatcher.post<{ data: { id: string } }>('/api/customer', { email: 'someone-else@example.com' });
+  const refused = await customer.send<Failure>('PATCH', `/api/job/${own.id}`, { customer_user_id: other.body.data.id });
+  expect(refusal(refused)).toEqual([403, 'FORBIDDEN_FIELD', 'customer_user_id']);
+  expect((await dispatcher.get<{ data: { customer_user_id: string } }>(`/api/job/${own.id}`)).body.data.customer_user_id).toBe(own.customer_user_id);
+});
+
 it('PATCH /job/{id} clears options and custom field values with null (job and stop), but never a required field', async () => {
   type WithValues = { id: string; option_ids: string[]; custom_fields: Record<string, unknown>; stops: { id: string; custom_fields: Record<string, unknown> }[] };
   const { admin, dispatcher } = site.acme.as;
