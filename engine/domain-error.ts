@@ -10,6 +10,8 @@ export class DomainError extends Error {
     readonly field?: string,
     /** Machine-readable facts about the failure (e.g. the current state and the allowed moves). */
     readonly details?: Record<string, unknown>,
+    /** Every field at fault with its own reason, when there are several (`field` is then the first). */
+    readonly fields?: { field: string; message: string }[],
   ) {
     super(message);
   }
@@ -24,6 +26,12 @@ export class DomainError extends Error {
 
   static invalid(code: string, message: string, field?: string): DomainError {
     return new DomainError(400, code, message, field);
+  }
+
+  /** 400 naming every field at fault, each with its reason; the message lists them all. */
+  static invalidFields(code: string, summary: string, fields: { field: string; message: string }[]): DomainError {
+    const reasons = fields.map((f) => `${f.field}: ${f.message}`).join('; ');
+    return new DomainError(400, code, `${summary}: ${reasons}`, fields[0]?.field, undefined, fields);
   }
 
   static unprocessable(code: string, message: string): DomainError {

@@ -75,7 +75,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) {
     return new ApiError(error.status, error.code, error.message, {
-      ...(error.field ? { fields: [{ field: error.field, message: error.message }] } : {}),
+      ...(error.fields ? { fields: error.fields } : error.field ? { fields: [{ field: error.field, message: error.message }] } : {}),
       ...(error.details ? { data: error.details } : {}),
     });
   }

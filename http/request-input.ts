@@ -52,23 +52,31 @@ export async function readJsonBody(event: H3Event): Promise<unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw ApiError.badRequest('INVALID_BODY', 'The request body must be a JSON object');
   }
-  // PostgreSQL stores no NUL in text or jsonb: refused here, naming the field, rather than failing at the database.
-  // The text is searched first (a native scan); the value is walked only when the escape appears in it.
+  // PostgreSQL stores no NUL, and no lone UTF-16 surrogate, in text or jsonb: refused here, naming the field, rather
+  // than failing at the database. The text is searched first (a native scan); the value is walked only when an escape
+  // that can produce one appears in it (decoded UTF-8 never holds a lone surrogate: a bad byte reads as U+FFFD).
   if (text.includes('\\u0000')) {
-    const path = nulPath(value, '');
+    const path = firstStringPath(value, '', (s) => s.includes('\u0000'));
     if (path !== null) throw nulCharacter(path);
+  }
+  if (SURROGATE_ESCAPE.test(text)) {
+    const path = firstStringPath(value, '', (s) => !s.isWellFormed());
+    if (path !== null) throw loneSurrogate(path);
   }
   return value;
 }
 
-/** The path (`stops.1.city`) of the first string holding a NUL in `value`, its keys included; null when none does. */
-function nulPath(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+/** A JSON escape of a UTF-16 surrogate (U+D800..U+DFFF), lone or paired. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The path (`stops.1.city`) of the first string in `value`, its keys included, that `isBad`; null when none is. */
+function firstStringPath(value: unknown, path: string, isBad: (text: string) => boolean): string | null {
+  if (typeof value === 'string') return isBad(value) ? path : null;
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, child] of Object.entries(value)) {
     const childPath = path ? `${path}.${key}` : key;
-    if (key.includes('\u0000')) return childPath;
-    const found = nulPath(child, childPath);
+    if (isBad(key)) return childPath;
+    const found = firstStringPath(child, childPath, isBad);
     if (found !== null) return found;
   }
   return null;
@@ -76,6 +84,12 @@ function nulPath(value: unknown, path: string): string | null {
 
 function nulCharacter(field: string): ApiError {
   return ApiError.badRequest('INVALID_CHARACTER', `${field} contains a NUL character (U+0000), which cannot be stored`, [{ field, message: 'contains U+0000' }]);
+}
+
+function loneSurrogate(field: string): ApiError {
+  return ApiError.badRequest('INVALID_CHARACTER', `${field} is not well-formed Unicode (a lone UTF-16 surrogate, U+D800..U+DFFF), which cannot be stored`, [
+    { field, message: 'contains a lone surrogate' },
+  ]);
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

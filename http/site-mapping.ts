@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { addressesToLocate, locateAddresses, type PointlessAddress } from '../engine/mapping/address-points.ts';
 import type { AddressInput } from '../engine/admin/address.service.ts';
 import type { MappingProvider } from '../engine/mapping/mapping-provider.ts';
@@ -19,11 +20,18 @@ export function siteMappingProvider(ctx: Context): Promise<MappingProvider> {
 /**
  * Gives the request's addresses that came without a point (and without an `address_id`) their point from the site's
  * geocoder, before the request's command runs (see `locateAddresses`); nothing is read when every address has one.
- * @throws DomainError 422 ADDRESS_NOT_FOUND naming the field, 502 MAPPING_PROVIDER_ERROR
+ * `checkFirst`, the command's own checks of its input (reads only), runs first in a transaction of its own: a request
+ * the command would refuse gets that answer and costs no lookup. The command runs them again on the located request.
+ * @throws what `checkFirst` throws; DomainError 422 ADDRESS_NOT_FOUND naming the field, 502 MAPPING_PROVIDER_ERROR
  */
-export async function locateRequestAddresses(ctx: Context, addresses: (PointlessAddress & { address: AddressInput & { address_id?: string } })[]): Promise<void> {
+export async function locateRequestAddresses(
+  ctx: Context,
+  addresses: (PointlessAddress & { address: AddressInput & { address_id?: string } })[],
+  checkFirst?: (em: EntityManager) => Promise<unknown>,
+): Promise<void> {
   const pending = addressesToLocate(addresses);
   if (pending.length === 0 || !ctx.site) return;
+  if (checkFirst) await ctx.transaction(checkFirst);
   await locateAddresses(await siteMappingProvider(ctx), pending);
 }
 

@@ -6,8 +6,17 @@ import { ApiError, type FieldError } from './errors.ts';
 // TypeBox's date-time also takes leap seconds (`23:59:60Z`) and RFC 9557 suffixes (`Z[Europe/Paris]`), which Date
 // cannot read: such a value passed validation and became an Invalid Date further on (a 500). Every date-time we
 // accept is also one Date reads; set once, before any schema compiles, for REST, sockets and MCP alike.
+// It must also be an instant PostgreSQL and toISOString() agree on: a UTC year 0001..9999. At the edges an offset
+// moves the instant out of it (`0000-01-01T00:00:00Z` is a year 0 PostgreSQL has not, `9999-12-31T23:30:00-01:00`
+// is year 10000, `+010000-...`), which validated and then failed the insert (a 500).
 const rfc3339 = Format.Get('date-time')!;
-Format.Set('date-time', (value) => rfc3339(value) && Number.isFinite(Date.parse(value)));
+const FIRST_INSTANT_MS = Date.parse('0001-01-01T00:00:00Z');
+const LAST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+Format.Set('date-time', (value) => {
+  if (!rfc3339(value)) return false;
+  const ms = Date.parse(value);
+  return ms >= FIRST_INSTANT_MS && ms <= LAST_INSTANT_MS;
+});
 
 const validators = new WeakMap<TSchema, Validator>();
 /** Whether a schema names any default value, per schema object (see parseInput). */

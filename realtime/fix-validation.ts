@@ -90,14 +90,15 @@ export function isCommonFix(value: unknown): boolean {
 /**
  * `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, the form `toISOString()` writes (for years 0000–9999), with every field in
  * range: an RFC 3339 date-time, so TypeBox's `date-time` format accepts it. The day is checked against its month
- * (the pattern allows 31 everywhere). Leap seconds (`:60`), offsets and lower-case `t`/`z` are left to TypeBox.
+ * (the pattern allows 31 everywhere). Leap seconds (`:60`), offsets, lower-case `t`/`z` and year 0000 (which the
+ * format refuses: http/validation.ts) are left to TypeBox.
  */
 const CANONICAL_UTC = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
 
 const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function isCanonicalUtc(value: unknown): boolean {
-  if (typeof value !== 'string' || !CANONICAL_UTC.test(value)) return false;
+  if (typeof value !== 'string' || !CANONICAL_UTC.test(value) || value.startsWith('0000')) return false;
   const day = digits(value, 8);
   if (day <= 28) return true;
   const month = digits(value, 5);

@@ -4,6 +4,7 @@ import { OrganizationSchema, type Organization } from '../../persistence/entitie
 import { newId } from '../../persistence/ids.ts';
 import { DomainError } from '../domain-error.ts';
 import { applyPatch, auditSnapshot, containsPattern } from './patch.ts';
+import { assertSiteAddress } from './site.service.ts';
 
 export type OrganizationInput = {
   name: string;
@@ -27,8 +28,17 @@ const UPDATABLE = {
   is_active: 'isActive',
 } as const;
 
-/** Organizations are platform records: audited with no site. */
+/**
+ * Organizations are platform records: audited with no site. Its `address_id` is a global address, as a new site's;
+ * its coordinates come as a pair.
+ * @throws DomainError 404 naming address_id, 400 COORDINATES_INCOMPLETE naming the missing one
+ */
 export async function createOrganization(em: EntityManager, actor: AuditActor, input: OrganizationInput): Promise<Organization> {
+  if ((input.latitude === undefined) !== (input.longitude === undefined)) {
+    const missing = input.latitude === undefined ? 'latitude' : 'longitude';
+    throw DomainError.invalid('COORDINATES_INCOMPLETE', `latitude and longitude go together: ${missing} is missing`, missing);
+  }
+  if (input.address_id) await assertSiteAddress(em, null, input.address_id);
   const organization = em.create(OrganizationSchema, {
     id: newId('organization'),
     name: input.name,

@@ -156,11 +156,12 @@ function isIanaZone(timezone: string): boolean {
 }
 
 /**
- * A site's own address is one of its addresses or a global one (a new site has none of its own yet): not another
- * site's, whose customer would then find their own address "in use" and could not change it.
+ * A site's own address is one of its addresses or a global one (a new site, or an organization, has none of its own
+ * yet: `siteId` null): not another site's, whose customer would then find their own address "in use" and could not
+ * change it.
  * @throws DomainError 404 naming address_id
  */
-async function assertSiteAddress(em: EntityManager, siteId: string | null, addressId: string): Promise<void> {
+export async function assertSiteAddress(em: EntityManager, siteId: string | null, addressId: string): Promise<void> {
   const [found] = await em.execute('select 1 from address where id = ? and (site_id is null or site_id = ?)', [addressId, siteId]);
   if (!found) throw new DomainError(404, 'NOT_FOUND', `Address ${addressId} not found`, 'address_id');
 }

@@ -2,6 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditActor } from '../../persistence/audit.ts';
 import { AddressSchema, type Address } from '../../persistence/entities/address.entity.ts';
+import type { CustomFieldValues } from '../../persistence/entities/custom-field-definition.entity.ts';
 import { UserProfileSchema, type UserProfile } from '../../persistence/entities/user-profile.entity.ts';
 import { UserSchema, type User } from '../../persistence/entities/user.entity.ts';
 import { newId } from '../../persistence/ids.ts';
@@ -11,6 +12,7 @@ import { createUser, updateUser } from '../admin/user.service.ts';
 import { revokeProfileSessions } from '../admin/user-sessions.ts';
 import { loadDefinitions, resolveCustomFields, type CustomFieldInput } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
+import { applyAccountFields, assertAccountFieldsSettable } from './customer-account.ts';
 
 /** A customer of a site: their (shared) user account, their customer profile here, and their home address. */
 export type CustomerView = { user: User; profile: UserProfile; homeAddress: Address | null };
@@ -30,27 +32,19 @@ export type UpdateCustomerInput = AccountFields & { id: string; email?: string; 
 
 /**
  * Adds a customer to the site. An unknown email becomes a new user with a customer profile here. A known one
- * (a customer of another site, say) gets a customer profile here and their account is left as it is, since users are
- * shared between sites. `home_address_id` wins over `home_address`. Custom field values are checked (required ones
- * included) before anything is written.
- * @throws DomainError 409 CUSTOMER_EXISTS / EMAIL_TAKEN (field `email`), 400 INVALID_EMAIL, 404 for an unknown
- *   `home_address_id`, 400 naming `custom_fields.<key>`
+ * (a customer of another site, say) gets a customer profile here; the account fields given (password, names, phone,
+ * home address) are set on their account as for a new user when it is this site's to change, else the request is
+ * refused (users are shared between sites: `assertAccountFieldsSettable`). `home_address_id` wins over
+ * `home_address`. Custom field values are checked (required ones included) before anything is written.
+ * @throws DomainError 409 CUSTOMER_EXISTS / EMAIL_TAKEN (field `email`), 409 ACCOUNT_SHARED naming the account fields
+ *   given for an account another site owns, 400 INVALID_EMAIL, 404 for an unknown `home_address_id`, 400 naming
+ *   `custom_fields.<key>`
  */
 export async function createCustomer(em: EntityManager, actor: AuditActor, siteId: string, input: CreateCustomerInput): Promise<CustomerView> {
-  const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
-  const email = input.email.toLowerCase();
-  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
-  if (input.home_address_id && !(await em.findOne(AddressSchema, { id: input.home_address_id }))) {
-    throw new DomainError(404, 'NOT_FOUND', `Address ${input.home_address_id} not found`, 'home_address_id');
-  }
-  const existing = await em.findOne(UserSchema, { email });
+  const { email, customFields, existing } = await checkNewCustomer(em, siteId, input);
   let user: User;
   let profile: UserProfile;
   if (existing) {
-    if (existing.isServiceAccount || existing.isPlatformOperator) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator`, 'email');
-    if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
-      throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
-    }
     user = existing;
     profile = em.create(UserProfileSchema, { id: newId('profile'), siteId, userId: user.id, role: 'customer', isActive: true, customFields });
   } else {
@@ -70,10 +64,34 @@ export async function createCustomer(em: EntityManager, actor: AuditActor, siteI
     else if (input.home_address) user.homeAddressId = (await createAddress(em, actor, siteId, input.home_address)).id;
   }
   await em.flush();
+  if (existing) await applyAccountFields(em, actor, siteId, user, input);
   const view = { user, profile, homeAddress: await homeAddressOf(em, user) };
   recordAudit(em, actor, { siteId, action: 'create', entityType: 'Customer', entityId: user.id, before: null, after: customerSnapshot(view) });
   await em.flush();
   return view;
+}
+
+/**
+ * What createCustomer checks of a request before it writes anything, and what those checks read. It only reads, so
+ * a request can be checked before its home address is located: no geocoder is called for one that would be refused.
+ * @throws DomainError as createCustomer
+ */
+export async function checkNewCustomer(em: EntityManager, siteId: string, input: CreateCustomerInput): Promise<{ email: string; customFields: CustomFieldValues; existing: User | null }> {
+  const customFields = resolveCustomFields(await loadDefinitions(em, 'customer'), null, input.custom_fields);
+  const email = input.email.toLowerCase();
+  if (email.endsWith('.invalid')) throw DomainError.invalid('INVALID_EMAIL', `${email} cannot receive mail`, 'email');
+  if (input.home_address_id && !(await em.findOne(AddressSchema, { id: input.home_address_id }))) {
+    throw new DomainError(404, 'NOT_FOUND', `Address ${input.home_address_id} not found`, 'home_address_id');
+  }
+  const existing = await em.findOne(UserSchema, { email });
+  if (existing) {
+    if (existing.isServiceAccount || existing.isPlatformOperator) throw new DomainError(409, 'EMAIL_TAKEN', `${email} belongs to an API key or a platform operator`, 'email');
+    if (await em.count(UserProfileSchema, { userId: existing.id, role: 'customer' })) {
+      throw new DomainError(409, 'CUSTOMER_EXISTS', `${email} is already a customer of this site`, 'email');
+    }
+    await assertAccountFieldsSettable(em, siteId, existing, input);
+  }
+  return { email, customFields, existing };
 }
 
 /**

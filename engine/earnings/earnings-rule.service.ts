@@ -144,11 +144,11 @@ function checkComponents(components: EarningsComponent[]): void {
   const seen = new Set<string>();
   components.forEach((component, index) => {
     if (seen.has(component.type)) {
-      throw DomainError.invalid('DUPLICATE_COMPONENT', `components[${index}]: ${component.type} appears twice; give one rate per type`, `components[${index}].type`);
+      throw DomainError.invalid('DUPLICATE_COMPONENT', `components.${index}: ${component.type} appears twice; give one rate per type`, `components.${index}.type`);
     }
     seen.add(component.type);
     if (component.type === 'percentage_of_job' && component.rate > 100) {
-      throw DomainError.invalid('INVALID_RATE', `components[${index}]: a percentage_of_job rate is a percentage (0 to 100)`, `components[${index}].rate`);
+      throw DomainError.invalid('INVALID_RATE', `components.${index}: a percentage_of_job rate is a percentage (0 to 100)`, `components.${index}.rate`);
     }
   });
 }

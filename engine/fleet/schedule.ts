@@ -35,7 +35,7 @@ export function slotsOn(schedule: WorkerScheduleData, date: string, dayOfWeek: n
 
 /**
  * Checks a schedule before it replaces the stored one.
- * @throws DomainError 400 INVALID_SCHEDULE naming the offending field (`weekly[2].end_time`, `exceptions[0].slots`, ...)
+ * @throws DomainError 400 INVALID_SCHEDULE naming the offending field as the schema's errors do (`weekly.2.end_time`, `exceptions.0.slots`, ...)
  */
 export function assertValidSchedule(schedule: WorkerScheduleData): void {
   const weekly = schedule.weekly ?? [];
@@ -43,18 +43,18 @@ export function assertValidSchedule(schedule: WorkerScheduleData): void {
   if (schedule.exceptions.length > SCHEDULE_LIMITS.exceptions) invalid('exceptions', `at most ${SCHEDULE_LIMITS.exceptions} exceptions`);
   for (let day = 0; day <= 6; day++) {
     const indexed = weekly.map((slot, index) => ({ slot, index })).filter((e) => e.slot.day_of_week === day);
-    assertSlots(indexed.map((e) => e.slot), (i, field) => `weekly[${indexed[i]?.index ?? 0}]${field}`);
+    assertSlots(indexed.map((e) => e.slot), (i, field) => `weekly.${indexed[i]?.index ?? 0}${field}`);
   }
   const dates = new Set<string>();
   schedule.exceptions.forEach((exception, index) => {
-    const at = `exceptions[${index}]`;
+    const at = `exceptions.${index}`;
     if (!isCalendarDate(exception.date)) invalid(`${at}.date`, `${exception.date} is not a calendar date`);
     if (dates.has(exception.date)) invalid(`${at}.date`, `${exception.date} has two exceptions`);
     dates.add(exception.date);
     const slots = exception.slots ?? [];
     if (exception.off && slots.length > 0) invalid(`${at}.slots`, 'a day off has no slots');
     if (!exception.off && slots.length === 0) invalid(`${at}.slots`, 'give off: true or at least one slot');
-    assertSlots(slots, (i, field) => `${at}.slots[${i}]${field}`);
+    assertSlots(slots, (i, field) => `${at}.slots.${i}${field}`);
   });
 }
 

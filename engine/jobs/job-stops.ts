@@ -9,17 +9,20 @@ import { newId } from '../../persistence/ids.ts';
 import { addressAuditSnapshot, addressRow } from '../admin/address.service.ts';
 import { addressHiddenFrom } from '../admin/address-visibility.ts';
 import { DomainError } from '../domain-error.ts';
+import { addressQuery } from '../mapping/address-points.ts';
 import { isStaff, type JobActor, type StopInput } from './job-input.ts';
 
 /**
  * Checks a job's stops before anything is written: each needs an `address_id` of this site (or a global one) or an
- * inline address with a point; a time window must end after it starts; orders must be distinct. Only staff write a
- * stop's internal notes, as in a job update.
+ * inline address with a point (`pointsToCome`: or with text the geocoder is yet to find a point for), not both; a
+ * time window must end after it starts; orders must be distinct. Only staff write a stop's internal notes, as in a
+ * job update.
  * @returns the addresses the stops name by `address_id`, by id
- * @throws DomainError 400 naming `stops.<n>.<field>`, 404 for an unknown or foreign address, 403 FORBIDDEN_FIELD
- *   naming `stops.<n>.internal_notes` for a customer's
+ * @throws DomainError 400 naming `stops.<n>.<field>` (ADDRESS_AMBIGUOUS: `stops.<n>.address_id` given with inline
+ *   address fields), 404 for an unknown or foreign address, 403 FORBIDDEN_FIELD naming `stops.<n>.internal_notes`
+ *   for a customer's
  */
-export async function validateStops(em: EntityManager, stops: StopInput[], actor: JobActor): Promise<Map<string, Address>> {
+export async function validateStops(em: EntityManager, stops: StopInput[], actor: JobActor, pointsToCome = false): Promise<Map<string, Address>> {
   const orders = new Set<number>();
   const addresses = new Map<string, Address>();
   for (const [index, stop] of stops.entries()) {
@@ -27,11 +30,16 @@ export async function validateStops(em: EntityManager, stops: StopInput[], actor
     // Staff read internal notes as their own: a customer's would pass for the office's word (and they never see them).
     if (!isStaff(actor.role) && stop.internal_notes !== undefined) throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff write internal notes', field('internal_notes'));
     if (stop.address_id) {
+      // The stop would take the stored address and drop the inline one without a word: refused, as on a stop update.
+      const inline = INLINE_ADDRESS_FIELDS.filter((name) => stop[name] !== undefined);
+      if (inline.length > 0) {
+        throw DomainError.invalid('ADDRESS_AMBIGUOUS', `Stop ${index} gives address_id and ${inline.join(', ')}: give address_id or the address fields, not both`, field('address_id'));
+      }
       const address = await em.findOne(AddressSchema, { id: stop.address_id });
       // A customer naming another person's address would see it in their job's answer: absent to them.
       if (!address || (await addressHiddenFrom(em, actor, address.id))) throw new DomainError(404, 'NOT_FOUND', `Address ${stop.address_id} not found`, field('address_id'));
       addresses.set(address.id, address);
-    } else if (!stop.point) {
+    } else if (!stop.point && !(pointsToCome && addressQuery(stop) !== '')) {
       throw DomainError.invalid('STOP_LOCATION_REQUIRED', `Stop ${index} needs an address_id or an inline address with a point`, field('point'));
     }
     if (stop.complete_after && stop.complete_before && Date.parse(stop.complete_before) <= Date.parse(stop.complete_after)) {
@@ -43,6 +51,9 @@ export async function validateStops(em: EntityManager, stops: StopInput[], actor
   }
   return addresses;
 }
+
+/** The fields of a stop's inline address, which an `address_id` replaces. */
+const INLINE_ADDRESS_FIELDS = ['street_address', 'street_address2', 'city', 'state', 'postal_code', 'country', 'point'] as const;
 
 /** A job's new stops (in order, each with its address) and the addresses created for them, not yet written. */
 export type StopDrafts = { stops: { stop: Stop; address: Address | null }[]; newAddresses: Address[]; audits: AuditRecordValues[] };

@@ -1,6 +1,9 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine } from '../../machines/entity-machine.ts';
 import { initialSnapshot, persistSnapshot } from '../../machines/entity-snapshot.ts';
 import { auditRecordValues } from '../../persistence/audit.ts';
+import type { Address } from '../../persistence/entities/address.entity.ts';
+import type { CustomFieldValues } from '../../persistence/entities/custom-field-definition.entity.ts';
 import type { Job } from '../../persistence/entities/job.entity.ts';
 import { UserProfileSchema } from '../../persistence/entities/user-profile.entity.ts';
 import { newId } from '../../persistence/ids.ts';
@@ -11,8 +14,8 @@ import type { CommandScope } from '../commands/apply-transition.ts';
 import { resolveCustomFields } from '../customfields/custom-field-values.ts';
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
-import { readJobCreateContext } from './job-create-context.ts';
-import { isStaff, type JobInput } from './job-input.ts';
+import { readJobCreateContext, type JobCreateContext } from './job-create-context.ts';
+import { isStaff, type JobActor, type JobInput } from './job-input.ts';
 import { draftStops, validateStops } from './job-stops.ts';
 import { insertJobRows } from './job-rows-insert.ts';
 import { toJobData, toStopData, type JobData } from './job-view.ts';
@@ -25,20 +28,8 @@ import { toJobData, toStopData, type JobData } from './job-view.ts';
  */
 export async function createJob(scope: CommandScope, input: JobInput): Promise<JobData> {
   const { em, siteId, actor } = scope;
-  if (actor.role === 'customer' && input.customer_user_id && input.customer_user_id !== actor.userId) {
-    throw new DomainError(403, 'FORBIDDEN_FIELD', 'A customer creates jobs for themselves', 'customer_user_id');
-  }
-  if (!isStaff(actor.role) && input.driver_user_id !== undefined) {
-    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
-  }
-  const knownAddresses = await validateStops(em, input.stops, actor);
-  const context = await readJobCreateContext(em, siteId, customerEmailToLookUp(actor, input));
-  const customFields = resolveCustomFields(context.jobFields, null, input.custom_fields);
-  const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(context.stopFields, null, stop.custom_fields, `stops.${index}.custom_fields`));
+  const { knownAddresses, context, customFields, stopCustomFields } = await checkJobInput(em, siteId, actor, input);
   const overridden = enforceBannedZones(context.bannedZones, actor.role, input.stops, knownAddresses, input.override_zone_restriction === true);
-  if (input.service_type_id) await assertServiceType(em, input.service_type_id);
-  await assertOptions(em, input.option_ids ?? []);
-  if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
   const customer =
     actor.role === 'customer' && actor.userId
       ? { id: actor.userId }
@@ -105,6 +96,38 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   return isStaff(actor.role) ? data : view(false);
 }
 
+/**
+ * What createJob checks of a request before it writes anything, and what those checks read: who may name the
+ * customer and the driver, the stops (`validateStops`), custom field values, the service type, options and driver.
+ * It only reads, so a request can be checked before its addresses are located and no geocoder is called for one
+ * that would be refused (`pointsToCome`: a stop with address text but no point passes, its point is yet to be found).
+ * Banned zones need the points and the customer is found or created: createJob checks those after.
+ * @throws DomainError as createJob
+ */
+export async function checkJobInput(em: EntityManager, siteId: string, actor: JobActor, input: JobInput, pointsToCome = false): Promise<CheckedJobInput> {
+  if (actor.role === 'customer' && input.customer_user_id && input.customer_user_id !== actor.userId) {
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'A customer creates jobs for themselves', 'customer_user_id');
+  }
+  if (!isStaff(actor.role) && input.driver_user_id !== undefined) {
+    throw new DomainError(403, 'FORBIDDEN_FIELD', 'Only staff choose the driver', 'driver_user_id');
+  }
+  const knownAddresses = await validateStops(em, input.stops, actor, pointsToCome);
+  const context = await readJobCreateContext(em, siteId, customerEmailToLookUp(actor, input));
+  const customFields = resolveCustomFields(context.jobFields, null, input.custom_fields);
+  const stopCustomFields = input.stops.map((stop, index) => resolveCustomFields(context.stopFields, null, stop.custom_fields, `stops.${index}.custom_fields`));
+  if (input.service_type_id) await assertServiceType(em, input.service_type_id);
+  await assertOptions(em, input.option_ids ?? []);
+  if (input.driver_user_id) await assertDriver(em, input.driver_user_id);
+  return { knownAddresses, context, customFields, stopCustomFields };
+}
+
+type CheckedJobInput = {
+  knownAddresses: Map<string, Address>;
+  context: JobCreateContext;
+  customFields: CustomFieldValues;
+  stopCustomFields: CustomFieldValues[];
+};
+
 /** Refuses changes to a job that is finished. */
 export function assertOpen(job: Job): void {
   if (job.phase === 'completed' || job.phase === 'cancelled') {
@@ -122,7 +145,7 @@ function customerEmailToLookUp(actor: CommandScope['actor'], input: JobInput): s
   return email.endsWith('.invalid') ? null : email;
 }
 
-async function assertDriver(em: CommandScope['em'], userId: string): Promise<void> {
+async function assertDriver(em: EntityManager, userId: string): Promise<void> {
   const profile = await em.findOne(UserProfileSchema, { userId, role: 'driver', isActive: true });
   if (!profile) throw new DomainError(404, 'NOT_FOUND', `Driver ${userId} not found`, 'driver_user_id');
 }

@@ -23,8 +23,8 @@ export function assertLatLng(point: LatLng, field: string): void {
 /** @throws DomainError 400 INVALID_COORDINATES at the first bad point */
 export function assertLatLngs(points: LatLng[], field: string): void {
   if (!Array.isArray(points)) throw DomainError.invalid('INVALID_COORDINATES', `${field} must be an array of points`, field);
-  // The point's field name (`origins[3]`) is built only for a bad point: a matrix checks every origin on every call.
-  for (let i = 0; i < points.length; i++) if (!isLatLng(points[i])) assertLatLng(points[i]!, `${field}[${i}]`);
+  // The point's field name (`origins.3`, as the schema's errors write paths) is built only for a bad point: a matrix checks every origin on every call.
+  for (let i = 0; i < points.length; i++) if (!isLatLng(points[i])) assertLatLng(points[i]!, `${field}.${i}`);
 }
 
 /** True for what {@link assertLatLng} accepts. */
@@ -52,11 +52,11 @@ export function assertRouteRequest(request: RouteRequest): void {
   }
   assertTransportMode(request.mode);
   waypoints.forEach((waypoint, i) => {
-    assertLatLng(waypoint, `waypoints[${i}]`);
+    assertLatLng(waypoint, `waypoints.${i}`);
     const service = waypoint.service_seconds;
     // Whole seconds, like the durations, so every ETA offset stays an integer.
     if (service !== undefined && !(Number.isInteger(service) && service >= 0)) {
-      const field = `waypoints[${i}].service_seconds`;
+      const field = `waypoints.${i}.service_seconds`;
       throw DomainError.invalid('INVALID_SERVICE_TIME', `${field} must be a whole number of seconds, 0 or more`, field);
     }
   });

@@ -70,8 +70,9 @@ export const workflowsOutsideTransaction =
 
 /**
  * Writes a new version of a site's workflow. States that keep their `id` must be states of this site's current
- * workflow of that type (a foreign or unknown id is refused); states without one get a new id.
- * @throws DomainError 400 INVALID_WORKFLOW with every reason, 400 UNKNOWN_STATE_ID
+ * workflow of that type (a foreign or unknown id is refused), each once; states without one get a new id.
+ * @throws DomainError 400 INVALID_WORKFLOW naming every field at fault with its reason,
+ *   400 UNKNOWN_STATE_ID naming the first `states.<i>.id`
  */
 export async function replaceWorkflow(
   em: EntityManager,
@@ -83,12 +84,12 @@ export async function replaceWorkflow(
 ): Promise<Workflow> {
   const current = await currentWorkflow(em, entityType);
   const known = new Set(current.states.map((s) => s.id));
-  const foreign = states.filter((s) => s.id !== undefined && !known.has(s.id));
+  const foreign = states.flatMap((s, i) => (s.id !== undefined && !known.has(s.id) ? [{ id: s.id, field: `states.${i}.id` }] : []));
   if (foreign.length > 0) {
-    throw DomainError.invalid('UNKNOWN_STATE_ID', `State ids ${foreign.map((s) => s.id).join(', ')} are not states of this site's ${entityType} workflow`, 'states');
+    throw DomainError.invalid('UNKNOWN_STATE_ID', `State ids ${foreign.map((s) => s.id).join(', ')} are not states of this site's ${entityType} workflow`, foreign[0]!.field);
   }
-  const reasons = validateWorkflow(states, transitions);
-  if (reasons.length > 0) throw DomainError.invalid('INVALID_WORKFLOW', `The workflow is not usable: ${reasons.join('; ')}`, 'states');
+  const problems = validateWorkflow(states, transitions);
+  if (problems.length > 0) throw DomainError.invalidFields('INVALID_WORKFLOW', 'The workflow is not usable', problems);
   await em.nativeUpdate(WorkflowSchema, { entityType, isCurrent: true }, { isCurrent: false });
   const row = writeVersion(em, actor, siteId, entityType, current.version + 1, states.map((s) => ({ ...s, id: s.id ?? newId('workflowState') })), transitions, current);
   await em.flush();

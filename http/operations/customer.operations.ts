@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { createCustomer, getCustomer, updateCustomer } from '../../engine/catalog/customer-admin.ts';
+import { checkNewCustomer, createCustomer, getCustomer, updateCustomer } from '../../engine/catalog/customer-admin.ts';
 import { customerMetrics } from '../../engine/catalog/customer-metrics.ts';
 import { searchCustomers } from '../../engine/catalog/customer.service.ts';
 import { parseCustomFieldFilter } from '../../engine/customfields/custom-field-values.ts';
@@ -47,7 +47,7 @@ export const customerOperations = [
     status: 201,
     response: DataResponse(CustomerResponse),
     handler: async (ctx) => {
-      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body));
+      await locateRequestAddresses(ctx, homeAddressToLocate(ctx.body), (em) => checkNewCustomer(em, requireSite(ctx.site).id, ctx.body));
       return { data: toCustomerResponse(await ctx.transaction((em) => createCustomer(em, ctx.actor, requireSite(ctx.site).id, ctx.body))) };
     },
   }),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { readVisibleJobDetail } from '../../engine/jobs/job-detail-row.ts';
 import { searchJobs } from '../../engine/jobs/job-search.ts';
 import { updateJob } from '../../engine/jobs/job-update.ts';
-import { createJob } from '../../engine/jobs/job.service.ts';
+import { checkJobInput, createJob } from '../../engine/jobs/job.service.ts';
 import { defineOperation } from '../operation.ts';
 import { ListResponse, listBody, pagingQuery, readPaging, searchBody, SearchResponse } from '../pagination.ts';
 import { DataResponse, Id, Timestamp } from '../schemas/common.schema.ts';
@@ -48,7 +48,8 @@ export const jobOperations = [
     response: DataResponse(JobResponse),
     handler: async (ctx) => {
       const command = commandContext(ctx);
-      await locateRequestAddresses(ctx, ctx.body.stops.map((stop, index) => ({ address: stop, field: `stops.${index}.point` })));
+      const stops = ctx.body.stops.map((stop, index) => ({ address: stop, field: `stops.${index}.point` }));
+      await locateRequestAddresses(ctx, stops, (em) => checkJobInput(em, command.siteId, command.actor, ctx.body, true));
       return { data: await ctx.services.engine.command(command, `job:new:${ctx.requestId}`, (scope) => createJob(scope, ctx.body)) };
     },
   }),

@@ -42,8 +42,9 @@ export const workflowOperations = [
     path: '/workflow',
     summary: 'Write a new version of a workflow; running entities keep the version they started with',
     description:
-      'Keep a state by sending its id; states without an id are new. Refused (400 INVALID_WORKFLOW, with every reason) without ' +
-      'exactly one initial state, with a terminal state that has outgoing moves, an unreachable state, or a phase without a state.',
+      'Keep a state by sending its id (once); states without an id are new. Refused (400 INVALID_WORKFLOW, `fields` naming each ' +
+      'field at fault, e.g. `states.1.id`, `transitions.0.to`) without exactly one initial state, with a state key or id used twice, ' +
+      'a move naming an unknown state, a terminal state that has outgoing moves, an unreachable state, or a phase without a state.',
     tag: 'Workflows',
     access: 'workflow.manage',
     host: 'site',

@@ -276,6 +276,17 @@ describe('visibility and editing', () => {
     expect([both.status, both.body.code, both.body.fields[0]!.field]).toEqual([400, 'ADDRESS_AMBIGUOUS', 'address_id']);
   });
 
+  it('refuses a new stop that gives address_id and inline address fields (which it would drop), naming it, and creates nothing', async () => {
+    const stored = await acme.as.admin.post<{ data: { id: string } }>('/api/address', { city: 'Lyon', point: { lat: 45.76, lng: 4.83 } });
+    const email = 'ambiguous-stop@example.com';
+    for (const inline of [{ street_address: '9 Avenue Montaigne', city: 'Paris' }, { point: { lat: 48.86, lng: 2.3 } }]) {
+      const stops = [{ type: 'pickup', city: 'Paris', point: { lat: 48.85, lng: 2.35 } }, { type: 'dropoff', address_id: stored.body.data.id, ...inline }];
+      const refused = await acme.as.dispatcher.post<{ code: string; fields: { field: string }[] }>('/api/job', { customer_email: email, stops });
+      expect([refused.status, refused.body.code, refused.body.fields[0]!.field]).toEqual([400, 'ADDRESS_AMBIGUOUS', 'stops.1.address_id']);
+    }
+    expect((await acme.as.dispatcher.get<{ data: unknown[] }>(`/api/customer/search?q=${email}`)).body.data).toEqual([]);
+  });
+
   it('searches by workflow state and phase, with the search meta', async () => {
     const response = await acme.as.dispatcher.get<{ data: JobBody[]; meta: { pagination: { totalItems: number } } }>(`/api/job/search?workflow_state_ids=${jobStates.cancelled}&page_size=5`);
     expect(response.body.data.every((j) => j.workflow_state_id === jobStates.cancelled)).toBe(true);
@@ -305,5 +316,18 @@ describe('workflows', () => {
     });
     expect(broken.status).toBe(400);
     for (const reason of ['no state is initial', 'terminal state b has an outgoing move', 'phase assigned has no state']) expect(String(broken.body.error)).toContain(reason);
+  });
+
+  it('refuses a workflow that keeps one state id twice, or whose move names an unknown state, naming the field, and writes no version', async () => {
+    type Current = { data: { version: number; states: { id: string; key: string }[]; transitions: { from: string; to: string }[] } };
+    const current = (await acme.as.admin.get<Current>('/api/workflow?entity_type=route')).body.data;
+    const states = current.states.map((state, i) => (i === 1 ? { ...state, id: current.states[0]!.id } : state));
+    const twice = await acme.as.admin.put<{ code: string; fields: { field: string }[] }>('/api/workflow', { entity_type: 'route', states, transitions: current.transitions });
+    expect([twice.status, twice.body.code, twice.body.fields.map((f) => f.field)]).toEqual([400, 'INVALID_WORKFLOW', ['states.1.id']]);
+    const transitions = [...current.transitions, { from: current.states[0]!.key, to: 'nowhere' }];
+    const unknown = await acme.as.admin.put<{ code: string; fields: { field: string }[] }>('/api/workflow', { entity_type: 'route', states: current.states, transitions });
+    expect([unknown.status, unknown.body.code, unknown.body.fields.map((f) => f.field)]).toEqual([400, 'INVALID_WORKFLOW', [`transitions.${current.transitions.length}.to`]]);
+    const after = (await acme.as.admin.get<Current>('/api/workflow?entity_type=route')).body.data;
+    expect([after.version, after.states.map((s) => s.id)]).toEqual([current.version, current.states.map((s) => s.id)]);
   });
 });

@@ -39,11 +39,11 @@ describe('geocoding offline', () => {
 
 describe('input validation', () => {
   it.each([
-    [{ lat: 90.0001, lng: 0 }, 'waypoints[1].lat'],
-    [{ lat: -91, lng: 0 }, 'waypoints[1].lat'],
-    [{ lat: Number.NaN, lng: 0 }, 'waypoints[1].lat'],
-    [{ lat: 0, lng: 180.5 }, 'waypoints[1].lng'],
-    [{ lat: 0, lng: -Infinity }, 'waypoints[1].lng'],
+    [{ lat: 90.0001, lng: 0 }, 'waypoints.1.lat'],
+    [{ lat: -91, lng: 0 }, 'waypoints.1.lat'],
+    [{ lat: Number.NaN, lng: 0 }, 'waypoints.1.lat'],
+    [{ lat: 0, lng: 180.5 }, 'waypoints.1.lng'],
+    [{ lat: 0, lng: -Infinity }, 'waypoints.1.lng'],
   ])('refuses %o in a route with 400 INVALID_COORDINATES on %s', async (point, field) => {
     const error = await failureOf(() => provider.route({ waypoints: [PARIS, point], mode: 'car' }));
     expect(error).toMatchObject({ status: 400, code: 'INVALID_COORDINATES', field });
@@ -56,7 +56,7 @@ describe('input validation', () => {
 
   it('names the bad point of a matrix by side and index', async () => {
     const error = await failureOf(() => provider.matrix([PARIS], [LONDON, { lat: 0, lng: 200 }], 'car'));
-    expect(error).toMatchObject({ status: 400, code: 'INVALID_COORDINATES', field: 'destinations[1].lng' });
+    expect(error).toMatchObject({ status: 400, code: 'INVALID_COORDINATES', field: 'destinations.1.lng' });
   });
 
   it('refuses an unknown transport mode', async () => {
@@ -77,7 +77,7 @@ describe('input validation', () => {
 
   it.each([-1, 1.5, Number.NaN])('refuses a service time of %s seconds', async (service_seconds) => {
     const error = await failureOf(() => provider.route({ waypoints: [PARIS, { ...LONDON, service_seconds }], mode: 'car' }));
-    expect(error).toMatchObject({ status: 400, code: 'INVALID_SERVICE_TIME', field: 'waypoints[1].service_seconds' });
+    expect(error).toMatchObject({ status: 400, code: 'INVALID_SERVICE_TIME', field: 'waypoints.1.service_seconds' });
   });
 
   it('refuses an invalid departure time', async () => {

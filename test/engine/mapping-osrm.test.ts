@@ -130,7 +130,7 @@ describe('OSRM adapter: recorded answers', () => {
 
   it('checks input before calling the engine', async () => {
     const before = engine.requests.length;
-    expect(await failureOf(() => osrm().route({ waypoints: [CONCORDE, { lat: 91, lng: 0 }], mode: 'car' }))).toMatchObject({ status: 400, field: 'waypoints[1].lat' });
+    expect(await failureOf(() => osrm().route({ waypoints: [CONCORDE, { lat: 91, lng: 0 }], mode: 'car' }))).toMatchObject({ status: 400, field: 'waypoints.1.lat' });
     expect(engine.requests.length).toBe(before);
   });
 

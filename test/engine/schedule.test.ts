@@ -81,23 +81,23 @@ describe('isOnSchedule', () => {
 describe('assertValidSchedule', () => {
   it('refuses a slot that does not end after it starts, naming the field', () => {
     expect(() => assertValidSchedule(week({ day_of_week: 1, start_time: '10:00', end_time: '10:00' }))).toThrow(
-      expect.objectContaining({ status: 400, code: 'INVALID_SCHEDULE', field: 'weekly[0].end_time' }),
+      expect.objectContaining({ status: 400, code: 'INVALID_SCHEDULE', field: 'weekly.0.end_time' }),
     );
   });
 
   it('refuses overlapping slots on one day but accepts touching ones and other days', () => {
     const overlapping = week({ day_of_week: 1, start_time: '08:00', end_time: '12:00' }, { day_of_week: 2, start_time: '09:00', end_time: '10:00' }, { day_of_week: 1, start_time: '11:00', end_time: '14:00' });
-    expect(() => assertValidSchedule(overlapping)).toThrow(expect.objectContaining({ field: 'weekly[2].start_time' }));
+    expect(() => assertValidSchedule(overlapping)).toThrow(expect.objectContaining({ field: 'weekly.2.start_time' }));
     expect(() => assertValidSchedule(week({ day_of_week: 1, start_time: '08:00', end_time: '12:00' }, { day_of_week: 1, start_time: '12:00', end_time: '14:00' }))).not.toThrow();
   });
 
   it('checks exceptions: real dates, one per date, off or slots', () => {
-    expect(check([{ date: '2026-02-30', off: true }])).toThrow(expect.objectContaining({ field: 'exceptions[0].date' }));
-    expect(check([{ date: '2026-02-03', off: true }, { date: '2026-02-03', off: true }])).toThrow(expect.objectContaining({ field: 'exceptions[1].date' }));
-    expect(check([{ date: '2026-02-03', off: true, slots: [{ start_time: '09:00', end_time: '10:00' }] }])).toThrow(expect.objectContaining({ field: 'exceptions[0].slots' }));
-    expect(check([{ date: '2026-02-03' }])).toThrow(expect.objectContaining({ field: 'exceptions[0].slots' }));
+    expect(check([{ date: '2026-02-30', off: true }])).toThrow(expect.objectContaining({ field: 'exceptions.0.date' }));
+    expect(check([{ date: '2026-02-03', off: true }, { date: '2026-02-03', off: true }])).toThrow(expect.objectContaining({ field: 'exceptions.1.date' }));
+    expect(check([{ date: '2026-02-03', off: true, slots: [{ start_time: '09:00', end_time: '10:00' }] }])).toThrow(expect.objectContaining({ field: 'exceptions.0.slots' }));
+    expect(check([{ date: '2026-02-03' }])).toThrow(expect.objectContaining({ field: 'exceptions.0.slots' }));
     expect(check([{ date: '2026-02-03', slots: [{ start_time: '09:00', end_time: '10:00' }, { start_time: '09:30', end_time: '11:00' }] }])).toThrow(
-      expect.objectContaining({ field: 'exceptions[0].slots[1].start_time' }),
+      expect.objectContaining({ field: 'exceptions.0.slots.1.start_time' }),
     );
   });
 

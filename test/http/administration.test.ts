@@ -36,6 +36,24 @@ describe('organizations and sites (platform operator)', () => {
     expect(found.body.data).toHaveLength(1);
   });
 
+  it("refuses an organization with an address that is not a global one, or half its coordinates, naming the field, and creates none", async () => {
+    type Failure = { code: string; fields?: { field: string }[] };
+    const count = async () => (await operator.get<{ meta: { pagination: { totalItems: number } } }>('/api/organization/search?q=Addressed')).body.meta.pagination.totalItems;
+    const acmeAddress = await acme.as.admin.post<One<{ id: string }>>('/api/address', { city: 'Paris', point: { lat: 48.85, lng: 2.35 } });
+    for (const address_id of [acmeAddress.body.data.id, 'adr_00000000000000000000000000']) {
+      const refused = await operator.post<Failure>('/api/organization', { name: 'Addressed', address_id });
+      expect([refused.status, refused.body.fields?.[0]?.field], address_id).toEqual([404, 'address_id']);
+    }
+    for (const [half, missing] of [[{ latitude: 48.85 }, 'longitude'], [{ longitude: 2.35 }, 'latitude']] as const) {
+      const refused = await operator.post<Failure>('/api/organization', { name: 'Addressed', ...half });
+      expect([refused.status, refused.body.code, refused.body.fields?.[0]?.field]).toEqual([400, 'COORDINATES_INCOMPLETE', missing]);
+    }
+    expect(await count()).toBe(0);
+    const global = await operator.post<One<{ id: string }>>('/api/address', { city: 'Lyon', point: { lat: 45.76, lng: 4.83 } });
+    const created = await operator.post<One<{ address_id: string; latitude: number }>>('/api/organization', { name: 'Addressed', address_id: global.body.data.id, latitude: 45.76, longitude: 4.83 });
+    expect([created.status, created.body.data.address_id, created.body.data.latitude]).toEqual([201, global.body.data.id, 45.76]);
+  });
+
   it('refuses a taken or reserved subdomain and an unknown time zone', async () => {
     const base = { name: 'x', organization_id: acme.site.organizationId };
     expect((await operator.post('/api/site', { ...base, subdomain: 'acme' })).body).toMatchObject({ code: 'SUBDOMAIN_TAKEN' });

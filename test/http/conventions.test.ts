@@ -57,6 +57,33 @@ describe('errors', () => {
     expect([escaped.status, escaped.body.data.city]).toEqual([201, 'C:\\u0000']);
   });
 
+  it('refuses a lone UTF-16 surrogate (not well-formed Unicode, which PostgreSQL cannot store) naming the field, and changes nothing; a pair is kept', async () => {
+    const client = acme.as.admin;
+    const teamCount = async () => (await client.get<Page>('/api/team/search')).body.meta.pagination.totalItems;
+    const teamsBefore = await teamCount();
+    const lone = await client.send<{ code: string; fields: { field: string }[] }>('POST', '/api/team', undefined, '{"name":"\\ud800"}');
+    expect([lone.status, lone.body.code, lone.body.fields[0]!.field]).toEqual([400, 'INVALID_CHARACTER', 'name']);
+    expect(await teamCount()).toBe(teamsBefore);
+    const trailing = await client.send<{ fields: { field: string }[] }>('POST', '/api/job', undefined, '{"customer_email":"lone@example.com","stops":[{"type":"pickup","city":"Par\\uDC00is","point":{"lat":1,"lng":1}}]}');
+    expect([trailing.status, trailing.body.fields[0]!.field]).toEqual([400, 'stops.0.city']);
+    expect((await client.get<{ data: unknown[] }>('/api/customer/search?q=lone@example.com')).body.data).toEqual([]);
+    const paired = await client.send<{ data: { name: string } }>('POST', '/api/team', undefined, '{"name":"Crew \\ud83d\\ude9a"}');
+    expect([paired.status, paired.body.data.name]).toEqual([201, 'Crew \u{1F69A}']);
+  });
+
+  it('refuses a date-time whose UTC instant falls outside the years 0001..9999 naming the field, and changes nothing; the edges themselves are kept', async () => {
+    for (const instant of ['0000-01-01T00:00:00Z', '0000-12-31T23:59:59Z', '0001-01-01T00:30:00+01:00', '9999-12-31T23:30:00-01:00']) {
+      const email = `edge-${instant.slice(0, 4)}-${instant.length}-${instant.at(-1) === 'Z' ? 'z' : 'offset'}-${instant.slice(5, 7)}@example.com`;
+      const stops = [{ type: 'pickup', city: 'Paris', point: { lat: 48.85, lng: 2.35 }, complete_after: instant }, { type: 'dropoff', city: 'Paris', point: { lat: 48.86, lng: 2.35 } }];
+      const created = await acme.as.admin.post<{ code: string; fields: { field: string }[] }>('/api/job', { customer_email: email, stops });
+      expect([created.status, created.body.code, created.body.fields?.[0]?.field], instant).toEqual([400, 'VALIDATION_FAILED', 'stops.0.complete_after']);
+      expect((await acme.as.admin.get<{ data: unknown[] }>(`/api/customer/search?q=${email}`)).body.data, instant).toEqual([]);
+    }
+    for (const instant of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      expect((await acme.as.admin.get(`/api/job/search?created_from=${encodeURIComponent(instant)}`)).status, instant).toBe(200);
+    }
+  });
+
   it('refuses a date-time that Date cannot read (a leap second, an RFC 9557 zone suffix) naming the field, and changes nothing', async () => {
     for (const instant of ['2026-06-30T23:59:60Z', '2026-07-01T09:00:00Z[Europe/Paris]']) {
       const email = `when-${instant.length}@example.com`;

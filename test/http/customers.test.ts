@@ -128,6 +128,32 @@ describe('customers', () => {
     expect([refusedOperator.status, refusedOperator.body.code]).toEqual([409, 'EMAIL_TAKEN']);
   });
 
+  it('sets the account fields given for a known user whose account this site may change, as for a new user', async () => {
+    const operator = await createOperator(sites.server, `op-known-${Date.now()}@platform.example`);
+    const platform = sites.server.client(null).as({ accessToken: (await signInTo(sites.server.client(null), operator.email, operator.password)).access_token });
+    const email = 'known-without-site@example.com';
+    expect((await platform.post('/api/user', { email })).status).toBe(201);
+    const body = { email, password: 'chosen-by-acme-staff', first_name: 'Kim', last_name: 'Ng', phone: '+33612345679', home_address: PARIS };
+    const customer = await addCustomer(sites.acme, body);
+    expect(customer).toMatchObject({ first_name: 'Kim', last_name: 'Ng', phone: '+33612345679', home_address: { city: 'Paris' } });
+    expect((await sites.server.client('acme').post('/api/auth/signin', { email, password: body.password })).status).toBe(200);
+  });
+
+  it('refuses account fields for a known user whose account another site owns, or who is staff here, naming them, and adds no customer', async () => {
+    const email = 'globex-first@example.com';
+    const theirs = await addCustomer(sites.globex, { email, first_name: 'Gail' });
+    const refused = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email, first_name: 'Mallory', phone: '+33600000009', password: 'taken-over-password' });
+    expect([refused.status, refused.body.code, refused.body.fields?.map((f) => f.field)]).toEqual([409, 'ACCOUNT_SHARED', ['password', 'first_name', 'phone']]);
+    expect((await sites.acme.as.dispatcher.get<Many<Customer>>(`/api/customer/search?q=${email}`)).body.data).toEqual([]);
+    expect((await sites.globex.as.dispatcher.get<One<Customer>>(`/api/customer?id=${theirs.id}`)).body.data).toMatchObject({ first_name: 'Gail', phone: null });
+    expect((await sites.server.client('acme').post('/api/auth/signin', { email, password: 'taken-over-password' })).status).toBe(401);
+
+    const driver = sites.acme.users.driver;
+    const staff = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: driver.email, password: 'taken-over-password' });
+    expect([staff.status, staff.body.code, staff.body.fields?.map((f) => f.field)]).toEqual([409, 'ACCOUNT_SHARED', ['password']]);
+    expect((await sites.server.client('acme').post('/api/auth/signin', { email: driver.email, password: driver.password })).status).toBe(200);
+  });
+
   it("a password one site's staff chose signs in there only, not on a site that takes the same person on later", async () => {
     const email = 'shared-shopper@example.com';
     await addCustomer(sites.acme, { email, password: 'chosen-by-acme-staff' });

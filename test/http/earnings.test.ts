@@ -50,7 +50,7 @@ describe('earnings rules', () => {
       [{ name: 'X', components: [] }, 'components'],
       [{ name: 'X', components: [{ type: 'per_parsec', rate: 1 }] }, 'type'],
       [{ name: 'X', components: [{ type: 'base', rate: -1 }] }, 'rate'],
-      [{ name: 'X', components: [{ type: 'base', rate: 1 }, { type: 'base', rate: 2 }] }, 'components[1].type'],
+      [{ name: 'X', components: [{ type: 'base', rate: 1 }, { type: 'base', rate: 2 }] }, 'components.1.type'],
       [{ name: 'X', components: [{ type: 'percentage_of_job', rate: 150 }] }, 'rate'],
       [{ name: 'X', components: [{ type: 'base', rate: 1 }], minimum_amount: 10, maximum_amount: 5 }, 'minimum_amount'],
     ];

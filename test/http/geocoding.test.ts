@@ -68,6 +68,23 @@ describe('addresses without a point', () => {
   });
 });
 
+describe('a request its own checks refuse', () => {
+  it('is refused before any geocoder call: a job with two stops of one order, a customer already here', async () => {
+    await sites.acme.as.admin.put('/api/integration?integration_key=nominatim', { config: { base_url: engine.baseUrl }, is_active: true });
+    expect((await sites.acme.as.dispatcher.post('/api/customer', { email: 'already@example.com' })).status).toBe(201);
+    const asked = engine.requests.length;
+
+    const stops = [{ type: 'pickup', ...TEXT_ONLY, order: 1 }, { type: 'dropoff', street_address: '1 Quai de Conti', city: 'Paris', order: 1 }];
+    const job = await sites.acme.as.dispatcher.post<Failure>('/api/job', jobRequest({ customer_email: 'twice@example.com', stops }));
+    expect([job.status, job.body.code, job.body.fields?.[0]?.field]).toEqual([400, 'DUPLICATE_STOP_ORDER', 'stops.1.order']);
+    const customer = await sites.acme.as.dispatcher.post<Failure>('/api/customer', { email: 'already@example.com', home_address: TEXT_ONLY });
+    expect([customer.status, customer.body.code]).toEqual([409, 'CUSTOMER_EXISTS']);
+
+    expect(engine.requests.length).toBe(asked);
+    expect((await sites.acme.as.dispatcher.get<{ data: unknown[] }>('/api/customer/search?q=twice')).body.data).toEqual([]);
+  });
+});
+
 describe('GET /geocode', () => {
   it("looks an address up, or the address at a point, through the site's geocoder; 422 without one, 400 for a bad query", async () => {
     type Matches = { data: { point: Point; label: string }[] };

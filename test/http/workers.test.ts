@@ -173,9 +173,9 @@ describe('worker schedules', () => {
   it('refuses invalid schedules naming the field, and schedules of non-workers', async () => {
     const { id } = await newWorker('lea');
     const put = (body: Record<string, unknown>) => sites.acme.as.admin.put('/api/worker/schedule', { worker_id: id, weekly: [], exceptions: [], ...body });
-    await expectFieldError(put({ weekly: [{ day_of_week: 1, start_time: '12:00', end_time: '09:00' }] }), 400, 'weekly[0].end_time');
-    await expectFieldError(put({ weekly: [{ day_of_week: 1, start_time: '08:00', end_time: '12:00' }, { day_of_week: 1, start_time: '11:00', end_time: '13:00' }] }), 400, 'weekly[1].start_time');
-    await expectFieldError(put({ exceptions: [{ date: '2026-01-14' }] }), 400, 'exceptions[0].slots');
+    await expectFieldError(put({ weekly: [{ day_of_week: 1, start_time: '12:00', end_time: '09:00' }] }), 400, 'weekly.0.end_time');
+    await expectFieldError(put({ weekly: [{ day_of_week: 1, start_time: '08:00', end_time: '12:00' }, { day_of_week: 1, start_time: '11:00', end_time: '13:00' }] }), 400, 'weekly.1.start_time');
+    await expectFieldError(put({ exceptions: [{ date: '2026-01-14' }] }), 400, 'exceptions.0.slots');
     expect((await put({ weekly: [{ day_of_week: 7, start_time: '08:00', end_time: '09:00' }] })).status).toBe(400);
     expect((await put({ weekly: [{ day_of_week: 1, start_time: '8:00', end_time: '09:00' }] })).status).toBe(400);
     const tooMany = Array.from({ length: 85 }, () => ({ day_of_week: 1, start_time: '08:00', end_time: '09:00' }));
