@@ -25,10 +25,12 @@ const SYSTEM = { userId: null, applicationId: null, requestId: 'eta-check' };
 
 /**
  * Whether a stop's estimate is inside a config's threshold (minutes before arrival, or miles away along the road).
- * A stop reached only after waiting for a window (its own or an earlier stop's) is not "miles away" yet: the driver
+ * A stop of a route of a later day (not started) is never inside one. A stop reached only after waiting for a window (its own or an earlier stop's) is not "miles away" yet: the driver
  * passing near it today is not coming for it, and a notice now would be the only one (it fires once).
  */
 export function crossesThreshold(config: Pick<EtaNotificationConfig, 'triggerType' | 'triggerValue'>, estimate: StopEstimate): boolean {
+  // A stop of a route whose day has not begun is not due at all: just before midnight it would read "in 15 minutes".
+  if (estimate.awaitsRouteDay) return false;
   if (config.triggerType === 'time_before_arrival') return estimate.cumulativeDurationSeconds <= config.triggerValue * 60;
   return estimate.waitedSeconds === 0 && estimate.cumulativeDistanceMeters <= config.triggerValue * METERS_PER_MILE;
 }

@@ -12,6 +12,11 @@ export type StopEstimate = {
   cumulativeDurationSeconds: number;
   /** Of those, the seconds spent waiting for windows to open (this stop's and earlier ones'): 0 when none. */
   waitedSeconds: number;
+  /**
+   * Whether this stop (or an earlier one) waits for its route's service day to begin: its arrival is then the day's
+   * first minute, not a time the driver is heading for, and no "arriving in ..." notice may be based on it.
+   */
+  awaitsRouteDay: boolean;
 };
 
 /**
@@ -31,10 +36,13 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
     departure_time: now,
   });
   let waitedMs = 0;
+  let awaitsRouteDay = false;
   return stops.map((stop, i) => {
     const leg = route.legs[i]!;
     const drivenAt = now.getTime() + Math.round(leg.cumulative_duration_seconds) * 1000 + waitedMs;
-    const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0, stop.routeDayStart?.getTime() ?? 0);
+    const dayStart = stop.routeDayStart?.getTime() ?? 0;
+    awaitsRouteDay ||= dayStart > drivenAt;
+    const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0, dayStart);
     waitedMs += arrivalMs - drivenAt;
     const arrivalAt = new Date(arrivalMs);
     return {
@@ -44,6 +52,7 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
       cumulativeDistanceMeters: Math.round(leg.cumulative_distance_meters),
       cumulativeDurationSeconds: Math.round((arrivalMs - now.getTime()) / 1000),
       waitedSeconds: Math.round(waitedMs / 1000),
+      awaitsRouteDay,
     };
   });
 }

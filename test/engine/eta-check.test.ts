@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDriverEtas, mappingPolicyOf, type EtaCheckDeps } from '../../engine/eta/eta-check.ts';
 import { assertKnownVariables, defaultTemplate, renderTemplate, TEMPLATE_VARIABLES, type TemplateValues } from '../../engine/eta/eta-templates.ts';
 import { crossesThreshold } from '../../engine/eta/eta-triggers.ts';
+import { estimateStops } from '../../engine/eta/stop-eta.ts';
+import { createOfflineProvider } from '../../engine/mapping/offline-provider.ts';
 import { DomainError } from '../../engine/domain-error.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
@@ -52,10 +54,25 @@ describe('ETA checks', () => {
 describe('ETA thresholds', () => {
   it('a distance trigger does not fire for a stop reached only after waiting for a window (the driver passes by, not for it)', () => {
     const stop = { stopId: 'stp_1', jobId: 'job_1', stopIndex: 0, type: 'pickup', lat: 0, lng: 0, address: '', serviceSeconds: 300, completeAfter: null, routeDayStart: null, customerUserId: null, contactName: null, contactPhone: null };
-    const estimate = { stop, arrivalAt: new Date(), completionAt: new Date(), cumulativeDistanceMeters: 500, cumulativeDurationSeconds: 90_000, waitedSeconds: 0 };
+    const estimate = { stop, arrivalAt: new Date(), completionAt: new Date(), cumulativeDistanceMeters: 500, cumulativeDurationSeconds: 90_000, waitedSeconds: 0, awaitsRouteDay: false };
     const config = { triggerType: 'distance_away', triggerValue: 2 } as const;
     expect(crossesThreshold(config, estimate)).toBe(true);
     expect(crossesThreshold(config, { ...estimate, waitedSeconds: 86_000 })).toBe(false);
+  });
+  it("no trigger fires for a stop of a route whose day has not begun: at 23:45 midnight is not 'in 15 minutes'", async () => {
+    const now = new Date('2026-11-30T23:45:00Z');
+    const base = { stopId: 'stp_1', jobId: 'job_1', stopIndex: 0, type: 'pickup', lat: 48.86, lng: 2.35, address: '', serviceSeconds: 300, completeAfter: null, routeDayStart: null, customerUserId: null, contactName: null, contactPhone: null };
+    const nextDay = { ...base, routeDayStart: new Date('2026-12-01T00:00:00Z') };
+    // The same wait for a window the driver is already at is a real arrival: that notice may go.
+    const window = { ...base, stopId: 'stp_2', completeAfter: new Date('2026-12-01T00:00:00Z') };
+    const here = { lat: 48.8601, lng: 2.3501 };
+    const [dayStop] = await estimateStops(createOfflineProvider(), here, 'car', [nextDay], now);
+    const [windowStop] = await estimateStops(createOfflineProvider(), here, 'car', [window], now);
+    expect([dayStop!.arrivalAt.toISOString(), dayStop!.awaitsRouteDay]).toEqual(['2026-12-01T00:00:00.000Z', true]);
+    expect(windowStop!.awaitsRouteDay).toBe(false);
+    const inHalfAnHour = { triggerType: 'time_before_arrival', triggerValue: 30 } as const;
+    expect(crossesThreshold(inHalfAnHour, dayStop!)).toBe(false);
+    expect(crossesThreshold(inHalfAnHour, windowStop!)).toBe(true);
   });
 });
 
