@@ -57,7 +57,7 @@ export async function createSite(em: EntityManager, actor: AuditActor, input: Si
     throw new DomainError(409, 'ORGANIZATION_INACTIVE', `Organization ${organization.id} is deactivated: reactivate it before adding a site`, 'organization_id');
   }
   await assertSubdomainFree(em, input.subdomain);
-  assertTimezone(input.timezone);
+  await assertTimezone(em, input.timezone);
   if (input.address_id) await assertSiteAddress(em, null, input.address_id);
   const site = em.create(SiteSchema, {
     id: newId('site'),
@@ -100,7 +100,7 @@ export async function updateSite(
 ): Promise<Site> {
   const site = await getSite(em, patch.id);
   if (typeof patch.subdomain === 'string' && patch.subdomain !== site.subdomain) await assertSubdomainFree(em, patch.subdomain);
-  assertTimezone(patch.timezone as string | undefined);
+  await assertTimezone(em, patch.timezone as string | undefined);
   if (typeof patch.address_id === 'string' && patch.address_id !== site.addressId) await assertSiteAddress(em, site.id, patch.address_id);
   const before = auditSnapshot(site);
   applyPatch(site, patch, UPDATABLE);
@@ -134,10 +134,15 @@ async function assertSubdomainFree(em: EntityManager, subdomain: string): Promis
   }
 }
 
-function assertTimezone(timezone: string | undefined): void {
-  if (timezone !== undefined && !isIanaZone(timezone)) {
-    throw DomainError.invalid('INVALID_TIMEZONE', `${timezone} is not an IANA time zone`, 'timezone');
-  }
+/**
+ * A zone both `Intl` (schedules, windows) and PostgreSQL (`at time zone` in service days and earnings) know: each
+ * ships its own tz database, and a name only one of them knows (`US/Pacific-New` in Node 20's) would make the
+ * other's queries fail for the site.
+ */
+async function assertTimezone(em: EntityManager, timezone: string | undefined): Promise<void> {
+  if (timezone === undefined) return;
+  const [known] = isIanaZone(timezone) ? await em.execute('select 1 from pg_timezone_names where lower(name) = lower(?) limit 1', [timezone]) : [];
+  if (!known) throw DomainError.invalid('INVALID_TIMEZONE', `${timezone} is not an IANA time zone`, 'timezone');
 }
 
 /**
