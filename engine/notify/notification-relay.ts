@@ -43,20 +43,25 @@ export function createNotificationRelay(options: { orm: MikroORM; queue: Durable
       return rows.length;
     });
 
-  const requeueStale = (): Promise<number> =>
-    inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
-      const rows = await tx.execute<{ id: string; site_id: string }[]>(
+  // The stamp commits first and the jobs are added after it, outside the transaction: the table queue's `requeue`
+  // takes a connection of its own, and PGlite has only one, which the transaction would be holding. A process that
+  // dies in between leaves the messages stamped: the next sweep after another grace period finds them again.
+  const requeueStale = async (): Promise<number> => {
+    const rows = await inTenantScope(orm, { siteId: null, platform: true }, async (tx) => {
+      const stale = await tx.execute<{ id: string; site_id: string }[]>(
         `select id, site_id from notification_message
          where status = 'pending' and queued_at < now() - ? * interval '1 millisecond'
          order by queued_at limit ? for update skip locked`,
         [requeueGraceMs, BATCH_SIZE],
       );
-      if (rows.length === 0) return 0;
-      await queue.requeue(NOTIFICATIONS_QUEUE, jobsOf(rows));
-      await tx.execute('update notification_message set queued_at = now() where id in (?)', [rows.map((r) => r.id)]);
-      logger.warn({ requeued: rows.length }, 'notifications still pending past the grace period: their queue jobs were added again');
-      return rows.length;
+      if (stale.length > 0) await tx.execute('update notification_message set queued_at = now() where id in (?)', [stale.map((r) => r.id)]);
+      return stale;
     });
+    if (rows.length === 0) return 0;
+    await queue.requeue(NOTIFICATIONS_QUEUE, jobsOf(rows));
+    logger.warn({ requeued: rows.length }, 'notifications still pending past the grace period: their queue jobs were added again');
+    return rows.length;
+  };
 
   const moveBatch = async (): Promise<number> => {
     if (Date.now() - lastSweep >= Math.min(requeueGraceMs, 30_000)) {
