@@ -1,4 +1,4 @@
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Attachment } from '../../persistence/entities/attachment.entity.ts';
 import { DomainError } from '../domain-error.ts';
@@ -77,7 +77,8 @@ export class S3AttachmentStorage implements AttachmentStorage {
       if (isStatus(error, 412)) throw uploadChanged(attachment);
       throw error;
     }
-    await this.client.send(new DeleteObjectCommand({ Bucket, Key: uploadKey(attachment) }));
+    // The upload is left in place, not deleted: this runs before the confirmation commits, and a confirmation that
+    // then fails to commit must find it again when retried. A lifecycle rule on `uploads/` clears it (README).
   }
 }
 
