@@ -165,7 +165,7 @@ async function applyKnownOrRefusal(
     // A job's row is not locked: its queued update still checks its version (`checkedWrite`), and a job another
     // transaction moved since the read makes it raise, so the command fails and runs again on new reads. Not a move
     // that cascades to the stops: that one reads them in its own statement (`update`).
-    const deferrable = kind === 'stop' || !stopCascadeOf(write.from, write.to);
+    const deferrable = kind === 'stop' || !stopCascadeOf(write);
     const after = { ...row, ...write.changes };
     if (deferrable && deferWrite(scope.em, checkedWrite(write.sql, kind), write.params)) {
       const done = applied(scope, kind, after, planned, row.driver_user_id);
@@ -245,10 +245,10 @@ async function update(
   notes: { cancellationNotes?: string },
 ): Promise<EntityRow | undefined> {
   const write = moveUpdate(kind, { id, siteId: scope.siteId, version }, planned, notes);
-  const { params, jobReturned, from, to } = write;
+  const { params, jobReturned } = write;
   // A stop's returns its job's driver too, whom its event names (`recordMove`).
   const sql = kind === 'stop' ? `${write.sql} returning *, ${JOB_DRIVER_OF_STOP}` : `${write.sql} returning *`;
-  const cascade = kind === 'job' ? stopCascadeOf(from, to) : null;
+  const cascade = kind === 'job' ? stopCascadeOf(write) : null;
   if (!cascade) {
     const [row] = await scope.em.execute<EntityRow[]>(sql, params);
     return row;

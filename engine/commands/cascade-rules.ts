@@ -1,3 +1,4 @@
+import { isFailureMove } from '../../machines/failure-move.ts';
 import { recordAcceptanceOfDriverMove } from '../dispatch/driver-move-acceptance.ts';
 import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
 import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
@@ -12,7 +13,7 @@ const TERMINAL = new Set(['completed', 'cancelled']);
 /**
  * The parent/child rules (DESIGN §2), applied in the same transaction as the command that triggered them, acting
  * as the system on behalf of the caller:
- * - a job cancelled cancels its open stops; a job returned to unassigned returns its assigned stops (it leaves its
+ * - a job cancelled, or failed, cancels its open stops (with the move's reason); a job returned to unassigned returns its assigned stops (it leaves its
  *   route and driver in the transition's own write); a job dispatched dispatches its pending stops;
  * - a driver's own move of their job out of waiting for confirmation records their acceptance on its dispatch;
  * - a stop started starts its job; when every stop of a job is terminal the job completes (or is cancelled when no
@@ -26,9 +27,10 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   if (applied.kind === 'route') return afterRouteMove(system, applied, cascadeMove);
   if (applied.kind === 'job') {
-    const cascade = stopCascadeOf(applied.from.phase, applied.to.phase);
-    // Only a cancellation passes its notes on to the stops it cancels.
-    if (cascade) await eachStop(system, applied, cascade, applied.to.phase === 'cancelled' ? notes : {});
+    const failure = isFailureMove(applied.workflow, applied.from.key, applied.to.key);
+    const cascade = stopCascadeOf({ from: applied.from.phase, to: applied.to.phase, failure });
+    // Only a cancellation or a failure passes its notes on to the stops it cancels.
+    if (cascade) await eachStop(system, applied, cascade, cascade.passesReason ? notes : {});
     await recordAcceptanceOfDriverMove(scope, applied);
     await afterJobMove(system, applied, cascadeMove);
     return;

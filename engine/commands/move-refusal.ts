@@ -29,7 +29,7 @@ export function refusalOf(kind: EntityKind, id: string, refused: RefusedMove, re
 
 const ATTACHMENT_NEEDED: Record<EntityKind, string> = {
   job: 'an attachment of this job (POST /job/attachments)',
-  stop: 'an attachment of this stop (POST /job/attachments with its stop_id, uploaded by staff or a driver)',
+  stop: 'an attachment of this stop (POST /job/attachments with its stop_id, or without one for the whole job; uploaded by staff or a driver)',
   route: 'an attachment',
 };
 

@@ -1,11 +1,15 @@
 import type { EntitySnapshot } from '../../machines/entity-machine.ts';
 import { currentState, persistSnapshot } from '../../machines/entity-snapshot.ts';
+import { isFailureMove } from '../../machines/failure-move.ts';
 import type { Workflow } from '../../machines/workflow.schema.ts';
 import type { EntityRow } from '../jobs/job-view.ts';
 import type { EntityKind } from './apply-transition.ts';
 
-/** What a move writes: the SQL (`?` placeholders), its values, and the columns it sets as the row will hold them. */
-export type MoveUpdate = { sql: string; params: unknown[]; changes: EntityRow; jobReturned: boolean; from: string; to: string };
+/**
+ * What a move writes: the SQL (`?` placeholders), its values, and the columns it sets as the row will hold them; its
+ * phases before and after, and whether it is a failure (`isFailureMove`).
+ */
+export type MoveUpdate = { sql: string; params: unknown[]; changes: EntityRow; jobReturned: boolean; from: string; to: string; failure: boolean };
 
 /**
  * The versioned `update <kind> set ... where id = ? and site_id = ? and version = ?` (no `returning`) of a move from
@@ -21,6 +25,7 @@ export function moveUpdate(
   const to = currentState(planned.workflow, planned.next);
   const left = currentState(planned.workflow, planned.snapshot);
   const from = left.phase;
+  const failure = isFailureMove(planned.workflow, left.key, to.key);
   const jobReturned = kind === 'job' && to.phase === 'unassigned' && from !== 'unassigned';
   const { now } = planned;
   const snapshot = JSON.stringify(persistSnapshot(planned.next));
@@ -41,7 +46,7 @@ export function moveUpdate(
     params.push(value);
     changes[column] = value;
   };
-  if (notes.cancellationNotes !== undefined && keepsReason(planned.workflow, left.key, to, planned.event.type)) set('cancellation_notes', notes.cancellationNotes);
+  if (notes.cancellationNotes !== undefined && keepsReason(planned.workflow, left.key, to, failure)) set('cancellation_notes', notes.cancellationNotes);
   if (to.phase === 'completed') set('completed_at', now);
   // A route's first start is when its driver set out; a later restart keeps it (`changes` cannot know it: such a
   // move is never built from a known row without its `returning *`).
@@ -58,7 +63,7 @@ export function moveUpdate(
   }
   const where = kind === 'job' ? 'id = ? and site_id = ? and version = ? and deleted_at is null' : 'id = ? and site_id = ? and version = ?';
   params.push(target.id, target.siteId, target.version);
-  return { sql: `update ${kind} set ${sets.join(', ')} where ${where}`, params, changes, jobReturned, from, to: to.phase };
+  return { sql: `update ${kind} set ${sets.join(', ')} where ${where}`, params, changes, jobReturned, from, to: to.phase, failure };
 }
 
 /**
@@ -67,7 +72,7 @@ export function moveUpdate(
  * reason. Another move's reason (a note given with a completion) is kept in its audit record only: it would read as
  * the reason the work did not happen.
  */
-function keepsReason(workflow: Workflow, fromKey: string, to: { key: string; phase: string }, eventType: string): boolean {
-  if (to.phase === 'cancelled' || eventType.endsWith('.fail')) return true;
-  return workflow.transitions.some((t) => t.from === fromKey && t.to === to.key && (t.event === 'fail' || t.requires?.includes('cancellation_notes') === true));
+function keepsReason(workflow: Workflow, fromKey: string, to: { key: string; phase: string }, failure: boolean): boolean {
+  if (to.phase === 'cancelled' || failure) return true;
+  return workflow.transitions.some((t) => t.from === fromKey && t.to === to.key && t.requires?.includes('cancellation_notes') === true);
 }

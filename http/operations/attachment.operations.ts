@@ -86,7 +86,7 @@ export const attachmentOperations = [
     path: '/job/attachments',
     summary: 'Attach confirmed (ready) attachments to a job, or to one of its stops (stop_id)',
     description:
-      "A stop move that requires an attachment needs a ready one linked to that stop (stop_id) and uploaded by staff or a driver; a job's move, any ready one linked to the job. " +
+      "A stop move that requires an attachment needs a ready one linked to that stop (stop_id) or to the whole job (no stop_id), uploaded by staff or a driver; a job's move, any ready one linked to the job. " +
       'Linking one again changes nothing, except that a link to the job as a whole may be narrowed to a stop (one linked to another stop: 409 ATTACHMENT_ON_ANOTHER_STOP).',
     tag: TAG,
     access: 'attachment.write',

@@ -61,7 +61,7 @@ export const JobAttachmentsBody = Type.Object(
         minLength: 1,
         maxLength: 64,
         description:
-          'link them to this stop of the job: a stop move that requires an attachment needs one linked to that stop and uploaded by staff or a driver; absent: the job as a whole',
+          'link them to this stop of the job (absent: the job as a whole). A stop move that requires an attachment needs one linked to that stop or to the whole job, uploaded by staff or a driver; one linked to another stop does not count',
       }),
     ),
   },

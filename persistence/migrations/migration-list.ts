@@ -43,6 +43,7 @@ import { RequeueSweeps0042 } from './0042-requeue-sweeps.ts';
 import { ScheduleWithoutWeek0043 } from './0043-schedule-without-week.ts';
 import { StopAttachments0045 } from './0045-stop-attachments.ts';
 import { DriverLoadCheck0048 } from './0048-driver-load-check.ts';
+import { ExplicitMoveRoles0049 } from './0049-explicit-move-roles.ts';
 
 /** Checked-in migrations, in order. Listed explicitly so they run the same under tsx and in tests. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -90,4 +91,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: '0043-schedule-without-week', class: ScheduleWithoutWeek0043 },
   { name: '0045-stop-attachments', class: StopAttachments0045 },
   { name: '0048-driver-load-check', class: DriverLoadCheck0048 },
+  { name: '0049-explicit-move-roles', class: ExplicitMoveRoles0049 },
 ];

@@ -9,7 +9,7 @@ import type { ApiClient } from '../support/http-client.ts';
 import { createSiteFixture, signIn, type SiteFixture } from '../support/fixtures.ts';
 import { createJob, stateIds, type JobBody } from '../support/job-fixtures.ts';
 import { startTestServer, type TestServer } from '../support/test-server.ts';
-import { isDeclared, walkArbitrary, workflowArbitrary, type Role } from '../support/workflow-arbitrary.ts';
+import { isDeclared, isFailure, walkArbitrary, workflowArbitrary, type Role } from '../support/workflow-arbitrary.ts';
 
 const facts = { hasCancellationNotes: false, hasAttachment: false };
 
@@ -107,13 +107,17 @@ describe('generated workflows through the API and the engine', () => {
           const response = await as[role].post<{ data: JobBody }>('/api/job/state', { job_id: job.id, workflow_state_id: ids[target.key] });
           const declared = isDeclared(workflow, current.key, target.key, role);
           const hidden = role === 'driver' && !driverSees;
-          // The job's stops never end on this walk: a declared move into a completed phase is refused for them.
-          const stopsOpen = declared && target.phase === 'completed';
-          const outcome = stopsOpen ? '409 JOB_HAS_OPEN_STOPS, nothing written' : declared ? `200 ${target.key} v${version + 1}` : '409 INVALID_TRANSITION, nothing written';
+          // The job's stops never end on this walk: a declared completion is refused for them, while a declared
+          // failure is made (and cancels them).
+          const stopsOpen = declared && target.phase === 'completed' && !isFailure(workflow, current.key, target.key);
+          const ended = declared && target.phase === 'completed' && !stopsOpen ? ', stops cancelled' : '';
+          const outcome = stopsOpen ? '409 JOB_HAS_OPEN_STOPS, nothing written' : declared ? `200 ${target.key} v${version + 1}${ended}` : '409 INVALID_TRANSITION, nothing written';
           expected.push(hidden ? '404' : outcome);
           if (response.status === 200) {
             const key = workflow.states.find((s) => ids[s.key] === response.body.data.workflow_state_id)?.key;
-            observed.push(`200 ${key} v${response.body.data.version}`);
+            const stops = response.body.data.stops.map((stop) => stop.phase);
+            const cancelled = response.body.data.phase === 'completed' && stops.every((phase) => phase === 'cancelled') ? ', stops cancelled' : '';
+            observed.push(`200 ${key} v${response.body.data.version}${cancelled}`);
           } else if (response.status === 409) {
             const unchanged = (await writes()) === before;
             observed.push(`409 ${String((response.body as unknown as { code?: string }).code)}${unchanged ? ', nothing written' : ', WROTE'}`);

@@ -4,11 +4,13 @@ import { stateIds } from '../support/job-fixtures.ts';
 import { useOneSite } from '../support/one-site.ts';
 import { createDriver, createVehicle, jobAt, type TestDriver } from './dispatch-fixtures.ts';
 
-// A job completes when its last stop ends. Moved straight to a completed phase with stops still open, those stops
-// would stay open for good, their proof and notes never asked for, while its route completed and earnings counted.
+// A job completes when its last stop ends. Completed straight away with stops still open, those stops would stay
+// open for good, their proof and notes never asked for, while its route completed and earnings counted. A failure
+// (the driver gives up on a refused delivery) ends the job at once: its open stops are cancelled with the reason.
 
 type One<T> = { data: T };
-type Job = { id: string; phase: string; version: number; route_id: string | null; stops: { id: string; phase: string }[] };
+type Stop = { id: string; phase: string; cancellation_notes: string | null };
+type Job = { id: string; phase: string; version: number; route_id: string | null; cancellation_notes: string | null; workflow_state_id: string; stops: Stop[] };
 type Failure = { code: string; details?: { open_stop_ids?: string[] } };
 
 const site = useOneSite({ RATE_LIMIT_POINTS: '100000' });
@@ -41,15 +43,13 @@ const writes = async () =>
   );
 
 describe('a job moved to a completed phase while a stop is open', () => {
-  it('is refused for its driver, completed or failed, with 409 JOB_HAS_OPEN_STOPS naming the open stops, and nothing is written', async () => {
+  it('is refused for its driver when completed, with 409 JOB_HAS_OPEN_STOPS naming the open stops, and nothing is written', async () => {
     const job = await startedJob();
     const before = await jobOf(job.id);
     const written = await writes();
-    for (const state of ['completed', 'failed']) {
-      const refused = await driver.client.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates[state] });
-      expect([refused.status, refused.body.code]).toEqual([409, 'JOB_HAS_OPEN_STOPS']);
-      expect(refused.body.details?.open_stop_ids).toEqual(job.stops.map((s) => s.id));
-    }
+    const refused = await driver.client.post<Failure>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.completed });
+    expect([refused.status, refused.body.code]).toEqual([409, 'JOB_HAS_OPEN_STOPS']);
+    expect(refused.body.details?.open_stop_ids).toEqual(job.stops.map((s) => s.id));
     expect(await writes()).toBe(written);
     expect(await jobOf(job.id)).toEqual(before);
     const route = await site.acme.as.admin.get<One<{ phase: string }>>(`/api/route?id=${job.route_id}`);
@@ -69,5 +69,26 @@ describe('a job moved to a completed phase while a stop is open', () => {
       expect((await driver.client.post('/api/driver/stop/state', { stop_id: second.id, workflow_state_id: stopStates[state] })).status).toBe(200);
     }
     expect((await jobOf(job.id)).phase).toBe('completed');
+  });
+});
+
+describe('a job failed while a stop is open', () => {
+  it('is failed for its driver with the reason, and its open stops are cancelled with that reason, in the same command', async () => {
+    const job = await startedJob();
+    const [first, second] = [job.stops[0]!, job.stops[1]!];
+    for (const state of ['en_route', 'arrived', 'completed']) {
+      expect((await driver.client.post('/api/driver/stop/state', { stop_id: first.id, workflow_state_id: stopStates[state] })).status).toBe(200);
+    }
+    const reason = 'Recipient refused the parcel';
+    const failed = await driver.client.post<One<Job>>('/api/job/state', { job_id: job.id, workflow_state_id: jobStates.failed, cancellation_notes: reason });
+    expect(failed.status).toBe(200);
+    expect([failed.body.data.workflow_state_id, failed.body.data.phase, failed.body.data.cancellation_notes]).toEqual([jobStates.failed, 'completed', reason]);
+    const after = await jobOf(job.id);
+    expect(after.workflow_state_id).toBe(jobStates.failed);
+    // The completed pickup keeps its state; the open dropoff is cancelled with the reason.
+    expect(after.stops.map((s) => [s.id, s.phase, s.cancellation_notes])).toEqual([
+      [first.id, 'completed', null],
+      [second.id, 'cancelled', reason],
+    ]);
   });
 });

@@ -8,8 +8,9 @@ import type { ApiClient } from '../support/http-client.ts';
 import { createJob, stateIds } from '../support/job-fixtures.ts';
 import { useOneSite } from '../support/one-site.ts';
 
-// A stop move that requires an attachment is met by the stop's own proof: a ready attachment linked to that stop and
-// uploaded by staff or a driver, not the customer's upload nor another stop's photo.
+// A stop move that requires an attachment is met by the stop's own proof: a ready attachment linked to that stop, or
+// to its job as a whole (as driver apps that predate stop links send it), uploaded by staff or a driver; not the
+// customer's upload nor another stop's photo.
 
 type One<T = Record<string, unknown>> = { data: T };
 type Failure = { code: string; error: string; details?: { missing?: string[] } };
@@ -75,6 +76,18 @@ describe("a stop's attachment requirement", () => {
     expect(linked.body.data.attachments).toEqual([expect.objectContaining({ id: pickupPhoto, stop_id: job.pickup }), expect.objectContaining({ id: dropoffPhoto, stop_id: job.dropoff })]);
     const moved = await complete(job.dropoff);
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect((await site.acme.as.dispatcher.get<One<{ phase: string }>>(`/api/job/${job.id}`)).body.data.phase).toBe('completed');
+  });
+
+  it("is met by the driver's photo linked to the job as a whole, for each of its stops", async () => {
+    const job = await jobAtBothStops();
+    const photo = await uploadReadyPng(site.server, 'acme', driver);
+    const linked = await driver.post<One<{ attachments: Linked[] }>>('/api/job/attachments', { job_id: job.id, attachment_ids: [photo] });
+    expect(linked.body.data.attachments).toMatchObject([{ id: photo, stop_id: null }]);
+    for (const stop of [job.pickup, job.dropoff]) {
+      const moved = await complete(stop);
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    }
     expect((await site.acme.as.dispatcher.get<One<{ phase: string }>>(`/api/job/${job.id}`)).body.data.phase).toBe('completed');
   });
 

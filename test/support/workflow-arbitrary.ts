@@ -10,7 +10,8 @@ export type GeneratedWorkflow = { states: GeneratedState[]; transitions: Workflo
 /**
  * Random workflows that are valid by construction: every phase has a state, one initial state, terminal states only
  * in the completed and cancelled phases, and every state reachable (each state gets a move from an earlier
- * non-terminal state), plus random extra moves with random role lists (absent = every staff role).
+ * non-terminal state), plus random extra moves with random role lists (absent = every staff role); some moves into
+ * the completed phase are declared failures (`event: 'fail'`).
  */
 export const workflowArbitrary: fc.Arbitrary<GeneratedWorkflow> = fc
   .record({
@@ -18,8 +19,9 @@ export const workflowArbitrary: fc.Arbitrary<GeneratedWorkflow> = fc
     parents: fc.array(fc.nat(), { minLength: 12, maxLength: 12 }),
     extras: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 10 }),
     roles: fc.array(fc.option(fc.subarray([...ROLES], { minLength: 1 }), { nil: undefined }), { minLength: 24, maxLength: 24 }),
+    failures: fc.array(fc.boolean(), { minLength: 24, maxLength: 24 }),
   })
-  .map(({ counts, parents, extras, roles }) => {
+  .map(({ counts, parents, extras, roles, failures }) => {
     const phases: Phase[] = ['unassigned', 'assigned', 'in_progress', 'completed', 'cancelled'];
     const states: GeneratedState[] = [];
     phases.forEach((phase, p) => {
@@ -33,7 +35,8 @@ export const workflowArbitrary: fc.Arbitrary<GeneratedWorkflow> = fc
       const id = `${from.key}->${to.key}`;
       if (from.is_terminal || from.key === to.key || moves.has(id)) return;
       const allowed = roles[moves.size % roles.length];
-      moves.set(id, { from: from.key, to: to.key, ...(allowed ? { roles: allowed } : {}) });
+      const failure = to.phase === 'completed' && failures[moves.size % failures.length] === true;
+      moves.set(id, { from: from.key, to: to.key, ...(allowed ? { roles: allowed } : {}), ...(failure ? { event: 'fail' as const } : {}) });
     };
     states.forEach((state, index) => {
       if (index === 0) return;
@@ -51,4 +54,9 @@ export const walkArbitrary = fc.array(fc.tuple(fc.nat(), fc.constantFrom(...ROLE
 export function isDeclared(workflow: GeneratedWorkflow, from: string, to: string, role: Role): boolean {
   const allows = (roles: readonly Role[]) => roles.includes(role);
   return workflow.transitions.some((t) => t.from === from && t.to === to && allows(t.roles ?? DEFAULT_MOVE_ROLES));
+}
+
+/** Whether the table declares `from → to` as a failure (`event: 'fail'`). */
+export function isFailure(workflow: GeneratedWorkflow, from: string, to: string): boolean {
+  return workflow.transitions.some((t) => t.from === from && t.to === to && t.event === 'fail');
 }
