@@ -6,7 +6,7 @@ import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, type DispatchData, type DispatchRow } from './dispatch-record.ts';
 import { assertTeam, futureInstant } from './dispatch.service.ts';
 import { loadJobTarget, type JobTarget } from './job-target.ts';
-import type { FailedJob } from './route-dispatch.ts';
+import type { FailedJob } from './dispatch-types.ts';
 import { inSavepoint } from './savepoint.ts';
 import { assertNotHeld, closeFailedDispatch, scheduleBulkDistribute, type BulkDue } from './scheduled-batch.ts';
 import { assertScheduleSettled } from './scheduling-commit.ts';

@@ -13,11 +13,10 @@ import type { BulkResult, BulkRoute } from './bulk-distribute.ts';
 import { fleetProblem, plannedStopIds, shiftOn, withMatrix, type FleetDriver, type FleetJob } from './bulk-optimize-problem.ts';
 import { siteTimezone } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
-import { exclude, noExcludedDrivers, type DispatchDecision, type ExcludedDrivers } from './dispatch-types.ts';
+import { exclude, noExcludedDrivers, type DispatchDecision, type ExcludedDrivers, type FailedJob } from './dispatch-types.ts';
 import { loadDriverFacts, type DriverFacts } from './driver-facts.ts';
 import { exclusionReason } from './evaluate.ts';
 import { assertDispatchableZone, loadJobTarget, type JobTarget } from './job-target.ts';
-import type { FailedJob } from './route-dispatch.ts';
 import { inSavepoint } from './savepoint.ts';
 import { assertNotHeld } from './scheduled-batch.ts';
 

@@ -19,6 +19,8 @@ export type DecisionInput = {
   mapping: MappingProvider;
   /** The request gives no vehicle: drivers without a default vehicle cannot be chosen. */
   requireVehicle: boolean;
+  /** Open jobs the winner takes at once (a whole route's unassigned jobs): see {@link roomAsked}. 1 when absent. */
+  jobCount?: number;
   /** The drivers already read in this transaction (with the job, see `indexedDriverFacts`); read here when absent. */
   indexed?: IndexedDrivers;
 };
@@ -47,10 +49,31 @@ export async function decide(em: EntityManager, siteId: string, input: DecisionI
     at: new Date(job.window?.start ?? input.now.getTime()), timezone: indexed.timezone, job, considerSchedule: true, considerConflicts: true,
     requireAvailable: true, pickupZoneIds, requireVehicle: input.requireVehicle,
   };
+  options.jobCount = roomAsked(drivers, options, input.jobCount ?? 1);
   const decided = await rankAndRecord(drivers, options, input, cursor, cursorKey);
   // The index's objects change in place as later decisions read changes: the caller gets its own copy.
   const winner = decided.winner;
   return { ...decided, winner: winner ? driverFacts(winner, winner.availability, winner.position, winner.load, winner.busy) : null, timezone: indexed.timezone };
+}
+
+/**
+ * The room under `max_load` a decision asks of its winner when it takes `wanted` jobs at once (a whole route): room for
+ * all of them when a driver eligible for one job has it (a driver without a `max_load` always has), else the most room
+ * such a driver has, so the route goes to whoever can take the most of it (the jobs past their limit are then the
+ * dispatch's `failed_jobs`, DRIVER_AT_CAPACITY). `wanted` when nobody is eligible even for one: the decision then
+ * reports everyone excluded.
+ */
+function roomAsked(drivers: DriverFacts[], options: EligibilityOptions, wanted: number): number {
+  if (wanted <= 1) return wanted;
+  const forOne = { ...options, jobCount: 1 };
+  let most = 0;
+  for (const driver of drivers) {
+    if (exclusionReason(driver, forOne) !== null) continue;
+    const room = driver.maxLoad === null ? wanted : driver.maxLoad - driver.load;
+    if (room >= wanted) return wanted;
+    most = Math.max(most, room);
+  }
+  return most > 0 ? most : wanted;
 }
 
 /** The drivers with their open jobs' windows (copies of those who have any: the index's objects stay as they are). */

@@ -62,7 +62,12 @@ export type DispatchDecision = {
   winner: { driver_id: string; driver_name: string } | null;
   /** A scheduled dispatch that could not be carried out when it fell due, and why. */
   failure?: { code: string; message: string };
+  /** A scheduled route dispatch carried out when due: the route's jobs that could not go to the driver, and why. */
+  failed_jobs?: FailedJob[];
 };
+
+/** A job a batch (a route's or a bulk dispatch) could not dispatch, and why. */
+export type FailedJob = { job_id: string; error: string; code: string };
 
 /**
  * Lists in a stored decision are capped: a 10k-driver site must not write 10k rows of JSON per dispatch. Ten, not

@@ -23,7 +23,7 @@ export async function startDispatchWorker(services: {
   config: { requeueGraceSeconds: number };
 }): Promise<DispatchWorker> {
   const deps = dispatchDeps(services);
-  await services.queue.process(DISPATCH_QUEUE, createDueDispatchHandler(deps), { concurrency: 4, lockMs: 30_000 });
+  await services.queue.process(DISPATCH_QUEUE, createDueDispatchHandler(deps, services.logger), { concurrency: 4, lockMs: 30_000 });
   const auto = createAutoDispatcher({ ...deps, orm: services.db.orm, logger: services.logger, clock: services.clock, requeueGraceMs: services.config.requeueGraceSeconds * 1000 });
   services.engine.onCommit(() => auto.trigger());
   auto.trigger();

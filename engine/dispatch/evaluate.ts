@@ -17,6 +17,8 @@ export type EligibilityOptions = {
   pickupZoneIds?: Set<string>;
   /** The request names no vehicle, so the driver needs a default one. */
   requireVehicle?: boolean;
+  /** Open jobs the driver would take at once (a whole route's unassigned jobs); 1 when absent. */
+  jobCount?: number;
 };
 
 /**
@@ -28,11 +30,16 @@ export function exclusionReason(driver: DriverFacts, options: EligibilityOptions
   if (options.considerSchedule && driver.schedule && !isOnSchedule(driver.schedule, options.timezone, options.at)) return 'off_schedule';
   const window = options.job.window;
   if (options.considerConflicts && window && driver.busy.some((busy) => overlaps(busy, window))) return 'has_conflict';
-  if (driver.maxLoad !== null && driver.load >= driver.maxLoad) return 'capacity';
+  if (!hasRoomFor(driver, options.jobCount ?? 1)) return 'capacity';
   if (options.requireAvailable && driver.availability !== 'available') return 'not_available';
   if (options.pickupZoneIds && !driver.zoneIds.some((zone) => options.pickupZoneIds!.has(zone))) return 'outside_zone';
   if (options.requireVehicle && !driver.defaultVehicleId) return 'no_vehicle';
   return null;
+}
+
+/** Room under `max_load` for `jobs` more open jobs; a driver without a `max_load` always has room. */
+export function hasRoomFor(driver: DriverFacts, jobs: number): boolean {
+  return driver.maxLoad === null || driver.load + jobs <= driver.maxLoad;
 }
 
 /** Travel from each driver's last position to a point: meters and whole seconds, null without a position. */

@@ -7,7 +7,7 @@ import { assertVehicle, assignJob, dispatchRoute } from './assign-job.ts';
 import { advanceCursor, decide, namedDecision } from './decide.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { toDispatchData, updateDispatch, type DispatchData, type DispatchRow } from './dispatch-record.ts';
-import type { DispatchDecision, DispatchMethod, SelectionStrategy } from './dispatch-types.ts';
+import type { DispatchDecision, DispatchMethod, FailedJob, SelectionStrategy } from './dispatch-types.ts';
 import { driverWithVehicle } from './driver-facts.ts';
 import { assertTeam, futureInstant, routeData } from './dispatch.service.ts';
 import { loadJobTarget } from './job-target.ts';
@@ -16,7 +16,6 @@ import { assertJobsFollowDriver } from '../routes/route-service.ts';
 import { scheduleRouteDispatch, type RouteDue } from './scheduled-batch.ts';
 import { assertScheduleSettled } from './scheduling-commit.ts';
 
-export type FailedJob = { job_id: string; error: string; code: string };
 export type RouteDispatchResult = {
   route: RouteData | null;
   dispatched_job_ids: string[];
@@ -58,7 +57,7 @@ export async function dispatchRouteTo(deps: DispatchDeps, ctx: CommandContext, r
 
 /**
  * POST /dispatch/team/route: the team driver picked by `selection_strategy` (ranked for the route's first open
- * job) takes the whole route. With `start_at` in the future, the pick and the dispatch happen then.
+ * job, among those with room for all its open jobs: see `pickAndDispatch`) takes the whole route. With `start_at` in the future, the pick and the dispatch happen then.
  * @throws DomainError 404 team or route, 422 NO_ELIGIBLE_DRIVER / ROUTE_EMPTY
  */
 export async function dispatchRouteToTeam(deps: DispatchDeps, ctx: CommandContext, request: TeamRouteRequest): Promise<RouteDispatchResult & { selection_strategy: SelectionStrategy }> {
@@ -81,17 +80,19 @@ export async function dispatchRouteToTeam(deps: DispatchDeps, ctx: CommandContex
 /**
  * Carries out a scheduled route dispatch when it falls due (the queue handler calls it as the system): once, and
  * only while its record is still pending (a rerun after a crash, or a record cancelled meanwhile, does nothing).
- * The route's record is then completed with the driver and the decision; each job has its own record.
+ * The route's record is then completed with the driver and the decision; each job has its own record. Nobody awaits
+ * the answer, so the jobs that could not go (past the driver's max_load, ...) are kept on the route's record, in its
+ * decision's `failed_jobs` (GET /dispatch shows them), and returned for the handler's log.
  * @throws DomainError when the route cannot be dispatched (the handler closes the record with the reason)
  */
-export async function runScheduledRoute(deps: DispatchDeps, ctx: CommandContext, due: RouteDue): Promise<void> {
-  await deps.engine.command(ctx, `route:${due.route_id}`, async (scope) => {
+export async function runScheduledRoute(deps: DispatchDeps, ctx: CommandContext, due: RouteDue): Promise<FailedJob[]> {
+  return deps.engine.command(ctx, `route:${due.route_id}`, async (scope) => {
     await assertScheduleSettled(scope.em, due.xid);
     const [row] = await scope.em.execute<DispatchRow[]>(
       "select * from dispatch where id = ? and site_id = ? and status = 'pending' and dispatched_at is null and is_active",
       [due.dispatch_id, scope.siteId],
     );
-    if (!row?.plan || !row.route_id) return;
+    if (!row?.plan || !row.route_id) return [];
     const plan = row.plan;
     const common = { route_id: row.route_id, vehicle_id: plan.vehicle_id ?? undefined, require_confirmation: plan.require_confirmation };
     const result =
@@ -105,20 +106,26 @@ export async function runScheduledRoute(deps: DispatchDeps, ctx: CommandContext,
       completed_at: now,
       assigned_to_driver_id: result.selected_driver_id,
       assigned_to_vehicle_id: result.route?.vehicle_id ?? plan.vehicle_id,
-      decision: result.decision,
+      decision: result.failed_jobs.length > 0 ? { ...result.decision, failed_jobs: result.failed_jobs } : result.decision,
     }, "status = 'pending' and is_active", [], 'dispatch');
+    return result.failed_jobs;
   });
 }
 
-/** The team's pick for the route's first unassigned job takes the route. */
+/**
+ * The team's pick takes the route: ranked for the route's first unassigned job, among the drivers with room under
+ * their `max_load` for all its unassigned jobs (else the most room any has: see `roomAsked`), since each job is
+ * then dispatched to them and those past their limit would stay undispatched on their route.
+ */
 async function pickAndDispatch(deps: DispatchDeps, scope: CommandScope, request: Omit<TeamRouteRequest, 'start_at'>, strategy: SelectionStrategy) {
   await loadRoute(scope, request.route_id);
   const jobs = await routeJobIds(scope, request.route_id);
   const targets = await Promise.all(jobs.map((id) => loadJobTarget(scope.em, scope.siteId, id)));
-  const first = targets.find((t) => t.phase === 'unassigned');
+  const open = targets.filter((t) => t.phase === 'unassigned');
+  const first = open[0];
   if (!first) throw DomainError.unprocessable('ROUTE_EMPTY', `Route ${request.route_id} has no unassigned job to dispatch`);
   const { decision, winner, cursorKey } = await decide(scope.em, scope.siteId, {
-    job: first, strategy, teamId: request.team_id, now: scope.clock.now(), mapping: deps.mappingFor(scope.siteId), requireVehicle: !request.vehicle_id,
+    job: first, strategy, teamId: request.team_id, now: scope.clock.now(), mapping: deps.mappingFor(scope.siteId), requireVehicle: !request.vehicle_id, jobCount: open.length,
   });
   if (!winner) throw new DomainError(422, 'NO_ELIGIBLE_DRIVER', `No driver of team ${request.team_id} can take route ${request.route_id}`, 'team_id', { decision });
   if (strategy === 'round-robin') await advanceCursor(scope.em, scope.siteId, cursorKey, winner.userId);

@@ -5,9 +5,8 @@ import { loadRoute } from '../routes/route-membership.ts';
 import type { DispatchDeps } from './dispatch-deps.ts';
 import { newId } from '../../persistence/ids.ts';
 import { insertDispatch, updateDispatch, type DispatchPlan, type DispatchRow } from './dispatch-record.ts';
-import type { DispatchMethod } from './dispatch-types.ts';
+import type { DispatchMethod, FailedJob } from './dispatch-types.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
-import type { FailedJob } from './route-dispatch.ts';
 import { OUTLIVE_OUTAGES } from '../queue/durable-queue.ts';
 import { schedulingTransaction } from './scheduling-commit.ts';
 

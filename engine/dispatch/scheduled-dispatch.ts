@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { DomainError } from '../domain-error.ts';
 import type { CommandContext } from '../engine.ts';
@@ -50,9 +51,9 @@ export async function scheduleDispatch(
  * (`dispatch.route-due`, `dispatch.bulk-due`) run here too; their modules are imported when first due because they
  * import dispatch.service.ts, which imports this file (a static import would be a cycle).
  */
-export function createDueDispatchHandler(deps: DispatchDeps): JobHandler {
+export function createDueDispatchHandler(deps: DispatchDeps, logger?: Pick<Logger, 'warn'>): JobHandler {
   return async (queued) => {
-    if (queued.name === ROUTE_DUE) return runRoute(deps, queued.data as RouteDue);
+    if (queued.name === ROUTE_DUE) return runRoute(deps, queued.data as RouteDue, logger);
     if (queued.name === BULK_DUE) {
       const { runScheduledBulk } = await import('./bulk-distribute.ts');
       return runScheduledBulk(deps, systemContext((queued.data as BulkDue).site_id, queued.id), queued.data as BulkDue);
@@ -79,12 +80,18 @@ export function createDueDispatchHandler(deps: DispatchDeps): JobHandler {
   };
 }
 
-/** A due route dispatch; one that cannot be carried out is closed with the reason. */
-async function runRoute(deps: DispatchDeps, due: RouteDue): Promise<void> {
+/**
+ * A due route dispatch; one that cannot be carried out is closed with the reason. Jobs of the route that could not go
+ * are on the route's record (`decision.failed_jobs`) and in a warning, for the operator nobody answered.
+ */
+async function runRoute(deps: DispatchDeps, due: RouteDue, logger: Pick<Logger, 'warn'> | undefined): Promise<void> {
   const { runScheduledRoute } = await import('./route-dispatch.ts');
   const ctx = systemContext(due.site_id, `dispatch.${due.dispatch_id}`);
   try {
-    await runScheduledRoute(deps, ctx, due);
+    const failed = await runScheduledRoute(deps, ctx, due);
+    if (failed.length > 0) {
+      logger?.warn({ site_id: due.site_id, dispatch_id: due.dispatch_id, route_id: due.route_id, failed_jobs: failed }, 'scheduled route dispatch ran: some of its jobs could not be dispatched');
+    }
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     await deps.engine.command(ctx, `route:${due.route_id}`, (scope) => closeFailedDispatch(scope, due.dispatch_id, error));

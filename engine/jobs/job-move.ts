@@ -2,10 +2,11 @@ import { isFailureMove } from '../../machines/failure-move.ts';
 import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { applyTransition, type CommandScope, type TransitionRequest } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
+import { checkDriverLoadOnEntry } from '../dispatch/driver-load-check.ts';
 import { DomainError } from '../domain-error.ts';
 import { findVisibleJob, jobDetail } from './job-detail.ts';
 import { isStaff } from './job-input.ts';
-import type { JobData } from './job-view.ts';
+import type { JobData, JobRecord } from './job-view.ts';
 
 /**
  * Moves a job for the caller and answers the job as the move left it, all in the command's transaction. Staff see
@@ -26,6 +27,8 @@ export async function moveJob(scope: CommandScope, id: string, request: Transiti
   // The cascade cancels the failed job's open stops; one whose workflow refuses that (no cancel move from its state,
   // or a requirement the reason does not meet) would stay open under an ended job.
   if (failure) await refuseWhileStopsOpen(scope, id, 'their workflow does not let them be cancelled');
+  // A job created for a driver and moved into an open phase takes one of their max_load slots, as a dispatch does.
+  await checkDriverLoadOnEntry(scope, applied.entity as JobRecord, applied.from.phase, applied.to.phase);
   // The transition wrote with SQL: refresh past the ORM's identity map.
   const job = await scope.em.findOneOrFail(JobSchema, { id }, { refresh: true });
   return jobDetail(scope.em, scope.actor, job);

@@ -12,6 +12,7 @@ import { assertServiceType } from '../catalog/service-type.service.ts';
 import { findOrCreateCustomer, knownActiveCustomer } from '../catalog/customer.service.ts';
 import type { CommandScope } from '../commands/apply-transition.ts';
 import { resolveCustomFields } from '../customfields/custom-field-values.ts';
+import { checkDriverLoadOnEntry } from '../dispatch/driver-load-check.ts';
 import { DomainError } from '../domain-error.ts';
 import { enforceBannedZones, recordZoneOverride } from '../fleet/zone-rules.ts';
 import { readJobCreateContext, type JobCreateContext } from './job-create-context.ts';
@@ -81,6 +82,8 @@ export async function createJob(scope: CommandScope, input: JobInput): Promise<J
   // draftStops orders stops by `order` (else position), stably: the same sort pairs each stop with its values.
   const valuesInStopOrder = input.stops.map((stop, index) => ({ order: stop.order ?? index, values: stopCustomFields[index]! })).sort((a, b) => a.order - b.order);
   for (const [position, { stop }] of stops.entries()) stop.customFields = valuesInStopOrder[position]!.values;
+  // A workflow whose first state is open gives the driver named a job at once: one of their max_load slots.
+  await checkDriverLoadOnEntry(scope, job, null, job.phase);
   // The job, its stops and their new addresses in one statement; the addresses' audit records go with the COMMIT.
   await insertJobRows(em, job, stops.map(({ stop }) => stop), newAddresses);
   scope.pending.audits.push(...audits);

@@ -99,7 +99,8 @@ export const dispatchOperations = [
     path: '/dispatch/assign',
     summary: 'Dispatch a job: to a named driver (manual) or by a strategy; now or at start_at',
     description:
-      'A vehicle is required: vehicle_id or the driver\'s default (422 VEHICLE_REQUIRED). The job joins the driver\'s open route of the day unless route_id is given. ' +
+      'A vehicle is required: vehicle_id or the driver\'s default (422 VEHICLE_REQUIRED). A driver at their max_load of open jobs is 409 DRIVER_AT_CAPACITY. ' +
+      'The job joins the driver\'s open route of the day unless route_id is given. ' +
       'require_confirmation leaves the dispatch pending until the driver accepts; a manual assignment is not an acceptance.',
     tag: 'Dispatch',
     access: 'dispatch.manage',

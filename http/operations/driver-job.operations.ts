@@ -17,7 +17,9 @@ export const driverJobOperations = [
     method: 'POST',
     path: '/driver/job/cancel',
     summary: "Cancel one of the calling driver's jobs, with the reason; its open stops are cancelled too",
-    description: "The job workflow's roles decide (409 INVALID_TRANSITION otherwise); another driver's job is 404.",
+    description:
+      "The job workflow's roles decide (409 INVALID_TRANSITION otherwise); a move they allow whose requirements are not met (an attachment) is 422 REQUIREMENT_NOT_MET, " +
+      "with what is missing in details.missing; another driver's job is 404.",
     tag: 'Drivers',
     access: 'driver.self',
     host: 'site',
@@ -39,6 +41,9 @@ export const driverJobOperations = [
     method: 'POST',
     path: '/driver/job/return',
     summary: "Give one of the calling driver's jobs back: it returns to unassigned without driver or route",
+    description:
+      "The job workflow's roles decide (409 INVALID_TRANSITION otherwise); a move they allow whose requirements are not met is 422 REQUIREMENT_NOT_MET, " +
+      "with what is missing in details.missing; another driver's job is 404.",
     tag: 'Drivers',
     access: 'driver.self',
     host: 'site',
@@ -60,6 +65,10 @@ export const driverJobOperations = [
     method: 'POST',
     path: '/driver/stop/state',
     summary: "Move a stop of one of the calling driver's jobs; the job follows (all stops done completes it)",
+    description:
+      'A move the stop workflow does not allow the driver is 409 INVALID_TRANSITION, with the current state and the allowed moves in details; ' +
+      'one it allows whose requirements are not met (cancellation_notes, an attachment linked to the stop) is 422 REQUIREMENT_NOT_MET, with what is missing in details.missing. ' +
+      "A stop of a job not dispatched yet is 409 JOB_NOT_DISPATCHED; another driver's stop is 404.",
     tag: 'Drivers',
     access: 'driver.self',
     host: 'site',

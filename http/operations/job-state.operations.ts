@@ -17,6 +17,7 @@ export const jobStateOperations = [
     description:
       'A move the workflow does not allow is 409 INVALID_TRANSITION, with the current state and the allowed moves in details; ' +
       'one it allows but whose requirements are not met is 422 REQUIREMENT_NOT_MET, with what is missing in details.missing. ' +
+      'A job created for a driver and moved into an assigned or in-progress state while the driver is at their max_load of open jobs is 409 DRIVER_AT_CAPACITY. ' +
       'A move into a completed phase while a stop is open is 409 JOB_HAS_OPEN_STOPS (open_stop_ids in details): the job completes when its last stop ends; ' +
       "a failure (a move declared event 'fail') is made, and cancels the open stops with its cancellation_notes.",
     tag: 'Jobs',

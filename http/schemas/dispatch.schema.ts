@@ -19,6 +19,8 @@ const StatusSchema = Type.Union([L('pending'), L('processing'), L('completed')],
 const StartAt = Type.String({ format: 'date-time', description: 'in the future: the dispatch is carried out then (durable delayed job)' });
 const RequireConfirmation = Type.Boolean({ description: 'leave the dispatch pending until the driver accepts (POST /dispatch/accept)' });
 
+const FailedJob = Type.Object({ job_id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
+
 const Candidate = Type.Object(
   {
     driver_id: Type.String(),
@@ -49,6 +51,7 @@ export const DecisionSchema = Type.Object(
     ),
     winner: Nullable(Type.Object({ driver_id: Type.String(), driver_name: Type.String() }, { additionalProperties: false })),
     failure: Type.Optional(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false })),
+    failed_jobs: Type.Optional(Type.Array(FailedJob, { description: "a scheduled route dispatch, once run: the route's jobs that could not go to the driver (max_load reached, ...), with the reason" })),
   },
   { additionalProperties: false, description: 'why this driver: candidates with their scores, exclusions with reasons, the tie rule' },
 );
@@ -147,7 +150,6 @@ export const TeamJobResult = Type.Object(
   { additionalProperties: false },
 );
 
-const FailedJob = Type.Object({ job_id: Type.String(), error: Type.String(), code: Type.String() }, { additionalProperties: false });
 
 /** The spec's result of a bulk call beside the detailed fields: `succeeded` (job ids) and `failed` (`failed_jobs` as {id, error, code}). */
 const bulkParts = (succeeded: string) => ({ succeeded: Type.Array(Type.String(), { description: succeeded }), failed: Type.Array(BulkFailure) });
