@@ -1,6 +1,7 @@
 import { isFailureMove } from '../../machines/failure-move.ts';
 import { recordAcceptanceOfDriverMove } from '../dispatch/driver-move-acceptance.ts';
-import type { EntityRow, StopRecord } from '../jobs/job-view.ts';
+import { checkDriverLoadOnEntry } from '../dispatch/driver-load-check.ts';
+import type { EntityRow, JobRecord, StopRecord } from '../jobs/job-view.ts';
 import { afterJobLeavesRoute, afterJobMove, afterRouteMove, type CascadeMove } from '../routes/route-cascades.ts';
 import { sendWithNext } from '../runtime/deferred-writes.ts';
 import { applyKnownIfAllowed, applyTransition, stopsReadWithMove, type Applied, type CommandScope, type EntityKind, type TransitionRequest } from './apply-transition.ts';
@@ -36,7 +37,7 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
     return;
   }
   const jobId = (applied.entity as StopRecord).jobId;
-  if (applied.to.phase === 'in_progress') await attempt(system, jobId, { kind: 'phase', event: 'start' });
+  if (applied.to.phase === 'in_progress') await startJob(system, jobId);
   if (TERMINAL.has(applied.to.phase) && applied.from.phase !== applied.to.phase) {
     const phases = await stopPhasesAfter(system, applied, jobId);
     if (phases.every((phase) => TERMINAL.has(phase))) {
@@ -103,6 +104,17 @@ async function eachStop(scope: CommandScope, applied: Applied, cascade: StopCasc
 async function attempt(scope: CommandScope, jobId: string, request: TransitionRequest): Promise<void> {
   const applied = await tryApply(scope, 'job', jobId, request, {});
   if (applied) await applyCascades(scope, applied, {});
+}
+
+/**
+ * "A stop started starts its job". A custom workflow may let a job start straight from unassigned, with the driver
+ * it was created for: that job then takes one of the driver's max_load slots, checked as a dispatch checks it.
+ */
+async function startJob(scope: CommandScope, jobId: string): Promise<void> {
+  const applied = await tryApply(scope, 'job', jobId, { kind: 'phase', event: 'start' }, {});
+  if (!applied) return;
+  await checkDriverLoadOnEntry(scope, applied.entity as JobRecord, applied.from.phase, applied.to.phase);
+  await applyCascades(scope, applied, {});
 }
 
 /** A rule's move on any kind, with its own cascades; null when the workflow does not allow it. */

@@ -41,7 +41,8 @@ export async function estimateStops(mapping: MappingProvider, origin: LatLng, mo
     const leg = route.legs[i]!;
     const drivenAt = now.getTime() + Math.round(leg.cumulative_duration_seconds) * 1000 + waitedMs;
     const dayStart = stop.routeDayStart?.getTime() ?? 0;
-    awaitsRouteDay ||= dayStart > drivenAt;
+    // The day has not begun yet (not only "arrival pushed to it": a drive that crosses midnight is not one either).
+    awaitsRouteDay ||= dayStart > now.getTime();
     const arrivalMs = Math.max(drivenAt, stop.completeAfter?.getTime() ?? 0, dayStart);
     waitedMs += arrivalMs - drivenAt;
     const arrivalAt = new Date(arrivalMs);

@@ -73,6 +73,11 @@ describe('ETA thresholds', () => {
     const inHalfAnHour = { triggerType: 'time_before_arrival', triggerValue: 30 } as const;
     expect(crossesThreshold(inHalfAnHour, dayStop!)).toBe(false);
     expect(crossesThreshold(inHalfAnHour, windowStop!)).toBe(true);
+    // Twenty minutes' drive away: the drive itself crosses midnight, and it is still no notice for tomorrow's route.
+    const [farDayStop] = await estimateStops(createOfflineProvider(), { lat: 48.93, lng: 2.35 }, 'car', [nextDay], now);
+    expect(farDayStop!.arrivalAt.getTime()).toBeGreaterThan(Date.parse('2026-12-01T00:00:00Z'));
+    expect(farDayStop!.cumulativeDurationSeconds).toBeLessThan(30 * 60);
+    expect([farDayStop!.awaitsRouteDay, crossesThreshold(inHalfAnHour, farDayStop!)]).toEqual([true, false]);
   });
 });
 

@@ -61,3 +61,21 @@ it('a job created for a driver at their max_load straight into an assigned state
   const open = await globex.as.dispatcher.get<{ data: Job[] }>(`/api/job/search?driver_user_id=${driver.id}`);
   expect(open.body.data.map((j) => j.id)).toEqual([first.body.data.id]);
 }, 60_000);
+
+it("a job started from unassigned by its stop's start (a custom workflow's created -> in_progress), for a driver at their max_load, is 409 DRIVER_AT_CAPACITY", async () => {
+  const initech = await createSiteFixture(site.server, 'initech');
+  const current = (await initech.as.admin.get<One<Workflow>>('/api/workflow?entity_type=job')).body.data;
+  const put = await initech.as.admin.put('/api/workflow', { entity_type: 'job', states: current.states, transitions: [...current.transitions, { from: 'created', to: 'in_progress', roles: ['admin', 'dispatcher'] }] });
+  expect(put.status).toBe(200);
+  const driver = await driverWithMaxLoadOne(initech, 'Full Ina');
+  const first = await jobAt(initech.as.dispatcher, PARIS);
+  expect((await initech.as.dispatcher.post('/api/dispatch/assign', { job_id: first.id, driver_id: driver.id })).status).toBe(200);
+  const job = await jobFor(initech, driver.id);
+  const stops = await stateIds(initech.as.admin, 'stop');
+  const pickup = (await initech.as.dispatcher.get<One<{ stops: { id: string }[] }>>(`/api/job/${job.body.data.id}`)).body.data.stops[0]!.id;
+  expect((await initech.as.dispatcher.post('/api/stop/state', { stop_id: pickup, workflow_state_id: stops.assigned })).status).toBe(200);
+  // The stop's start would start its job, straight from unassigned, with the driver it was created for.
+  const started = await initech.as.dispatcher.post<Failure>('/api/stop/state', { stop_id: pickup, workflow_state_id: stops.en_route });
+  expect([started.status, started.body.code]).toEqual([409, 'DRIVER_AT_CAPACITY']);
+  expect((await initech.as.dispatcher.get<One<Job>>(`/api/job/${job.body.data.id}`)).body.data.phase).toBe('unassigned');
+}, 60_000);
