@@ -6,7 +6,7 @@ import { NotificationMessageSchema } from '../../persistence/entities/notificati
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { useOneSite } from '../support/one-site.ts';
 import { deleteRedisKeys } from '../support/redis-keys.ts';
-import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
+import { connectSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /**
@@ -19,12 +19,7 @@ let smtp: SmtpReceiver;
 let delivery: NotificationDelivery | null = null;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver({ username: 'dispatch', password: SMTP_PASSWORD });
-  const connected = await site.acme.as.admin.post('/api/integration/connect', {
-    integration_key: 'smtp',
-    config: { host: '127.0.0.1', port: smtp.port, username: 'dispatch', password: SMTP_PASSWORD, from_address: 'dispatch@acme.example' },
-  });
-  if (connected.status !== 200) throw new Error(`SMTP connect failed: ${connected.status} ${connected.text}`);
+  smtp = await connectSmtpReceiver(site.acme, SMTP_PASSWORD);
 });
 afterAll(async () => {
   await delivery?.close();

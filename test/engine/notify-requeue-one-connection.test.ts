@@ -3,7 +3,7 @@ import { createNotificationRelay } from '../../engine/notify/notification-relay.
 import { sendNotification } from '../../engine/notify/send-notification.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { useOneSite } from '../support/one-site.ts';
-import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
+import { connectSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 
 /**
  * The embedded database (PGlite) serves one connection, and the table queue (no Redis) writes through the pool. The
@@ -15,12 +15,7 @@ let smtp: SmtpReceiver;
 
 // Mail through a real provider: only such messages are queued (the development mailbox is written at once).
 beforeAll(async () => {
-  smtp = await startSmtpReceiver({ username: 'dispatch', password: 'smtp-password-one-connection' });
-  const connected = await site.acme.as.admin.post('/api/integration/connect', {
-    integration_key: 'smtp',
-    config: { host: '127.0.0.1', port: smtp.port, username: 'dispatch', password: 'smtp-password-one-connection', from_address: 'dispatch@acme.example' },
-  });
-  if (connected.status !== 200) throw new Error(`SMTP connect failed: ${connected.status} ${connected.text}`);
+  smtp = await connectSmtpReceiver(site.acme, 'smtp-password-one-connection');
 });
 afterAll(() => smtp.close());
 

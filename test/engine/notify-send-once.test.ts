@@ -6,7 +6,7 @@ import { NotificationMessageSchema } from '../../persistence/entities/notificati
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
 import { useOneSite } from '../support/one-site.ts';
 import { APP_ROLE, urlFor } from '../support/postgres.ts';
-import { startSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
+import { connectSmtpReceiver, type SmtpReceiver } from '../support/smtp-receiver.ts';
 import { sleep, waitFor } from '../support/wait-for.ts';
 
 /**
@@ -21,12 +21,7 @@ let delivery: NotificationDelivery;
 let admin: Client;
 
 beforeAll(async () => {
-  smtp = await startSmtpReceiver({ username: 'dispatch', password: SMTP_PASSWORD });
-  const connected = await site.acme.as.admin.post('/api/integration/connect', {
-    integration_key: 'smtp',
-    config: { host: '127.0.0.1', port: smtp.port, username: 'dispatch', password: SMTP_PASSWORD, from_address: 'dispatch@acme.example' },
-  });
-  if (connected.status !== 200) throw new Error(`SMTP connect failed: ${connected.status} ${connected.text}`);
+  smtp = await connectSmtpReceiver(site.acme, SMTP_PASSWORD);
   admin = new Client({ connectionString: urlFor(site.server.database, 'postgres') });
   await admin.connect();
   delivery = await startNotificationDelivery(site.server.services, { pollIntervalMs: 50 });

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { ApiClient } from './http-client.ts';
 import { SMTPServer } from 'smtp-server';
 
 export type ReceivedMail = { from: string; to: string[]; raw: string };
@@ -53,4 +54,19 @@ export async function startSmtpReceiver(credentials: { username: string; passwor
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * A receiver on loopback connected as `site`'s SMTP integration (the server must allow loopback targets:
+ * `WEBHOOK_ALLOW_LOOPBACK`), so the site's mail goes through a real provider and is queued, not written to the
+ * development mailbox.
+ */
+export async function connectSmtpReceiver(site: { as: { admin: ApiClient } }, password: string): Promise<SmtpReceiver> {
+  const smtp = await startSmtpReceiver({ username: 'dispatch', password });
+  const connected = await site.as.admin.post('/api/integration/connect', {
+    integration_key: 'smtp',
+    config: { host: '127.0.0.1', port: smtp.port, username: 'dispatch', password, from_address: 'dispatch@acme.example' },
+  });
+  if (connected.status !== 200) throw new Error(`SMTP connect failed: ${connected.status} ${connected.text}`);
+  return smtp;
 }
