@@ -12,8 +12,8 @@ import { SNIFF_BYTES } from './content-sniffing.ts';
  * type or size; confirmation still reads the object's metadata and first bytes.
  *
  * Uploads go to `uploads/<key>`, downloads read `<key>`: confirmation copies the version it checked (by ETag) to the
- * key downloads read, which no upload URL targets, then deletes the upload. An upload URL used again before it expires
- * only writes an upload object nobody reads (a lifecycle rule on `uploads/` clears such leftovers).
+ * key downloads read, which no upload URL targets. The upload stays (see `seal`), as does an object an upload URL used
+ * again before it expires writes: nobody reads them, and a lifecycle rule on `uploads/` clears them.
  */
 export class S3AttachmentStorage implements AttachmentStorage {
   readonly kind = 's3' as const;

@@ -25,13 +25,16 @@ export type StopMoveReads = EntityRow & {
  * these rows (`knownStopPhases`, `knownRow`, `knownRoute`) instead of reading them again.
  */
 export async function readStopMove(scope: CommandScope, stopId: string): Promise<StopMoveReads | undefined> {
+  // The dispatch lookup only for a job still assigned: only a move that starts it can be its driver's acceptance, so
+  // the usual moves (arrive, complete, on a job under way) skip it.
   const [row] = await scope.em.execute<StopMoveReads[]>(
     `select s.*, to_jsonb(j) as ${JOB}, ${STOPS_OF_JOB} as ${STOPS},
        (select to_jsonb(r) from route r where r.id = j.route_id and r.site_id = j.site_id) as ${ROUTE},
        (select coalesce(json_agg(json_build_object('id', rj.id, 'phase', rj.phase)), '[]'::json) from job rj
          where rj.route_id = j.route_id and rj.site_id = j.site_id and rj.deleted_at is null) as ${ROUTE_JOBS},
-       exists (select 1 from dispatch d where d.job_id = j.id and d.site_id = j.site_id and d.assigned_to_driver_id = j.driver_user_id
-         and d.status = 'pending' and d.is_active and d.require_confirmation and not d.driver_accepted) as ${AWAITS_CONFIRMATION}
+       j.phase = 'assigned' and exists (select 1 from dispatch d where d.job_id = j.id and d.site_id = j.site_id
+         and d.assigned_to_driver_id = j.driver_user_id and d.status = 'pending' and d.is_active and d.require_confirmation
+         and not d.driver_accepted and d.dispatched_at is not null) as ${AWAITS_CONFIRMATION}
      from stop s join job j on j.id = s.job_id and j.site_id = s.site_id and j.deleted_at is null
      where s.id = ? and s.site_id = ?
      for update of s`,

@@ -30,7 +30,7 @@ const JOBS_PER_PASS = 50;
  * ones (an offer in the pool, a dispatch awaiting the driver's confirmation, a scheduled one) that would otherwise
  * wait for good for a claim, an accept or a run that can no longer happen.
  *
- * And at most every `requeueGraceMs` (capped at 30 s), it adds again the queue jobs of scheduled dispatches still
+ * And every 30 s (or every `requeueGraceMs` when shorter), it adds again the queue jobs of scheduled dispatches still
  * pending that long after their `dispatch_at` (`scheduled-sweep.ts`): Redis may have lost them.
  */
 export function createAutoDispatcher(deps: DispatchDeps & { orm: MikroORM; logger: Logger; clock: Clock; requeueGraceMs: number; pollMs?: number }): AutoDispatcher {

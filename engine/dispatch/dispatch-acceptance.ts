@@ -16,7 +16,8 @@ import { acceptance, AWAITING_CONFIRMATION, settledJobs } from './driver-move-ac
  * A job already past the accept step (its driver started it, or staff moved it on) keeps its state: the acceptance
  * is recorded without a job event. A record this driver has already accepted is answered as it is (a retried
  * accept is not an error).
- * @throws DomainError 404 (unknown, or another driver's), 409 NOT_AWAITING_CONFIRMATION / INVALID_TRANSITION
+ * @throws DomainError 404 (unknown, or another driver's), 409 NOT_AWAITING_CONFIRMATION / INVALID_TRANSITION,
+ *   422 REQUIREMENT_NOT_MET
  */
 export async function acceptDispatch(scope: CommandScope, dispatchId: string): Promise<DispatchRow> {
   const accepted = await updateDispatch(scope, dispatchId, acceptance(scope.clock.now()), `assigned_to_driver_id = ? and ${AWAITING_CONFIRMATION}`, [scope.actor.userId], 'accept', true);

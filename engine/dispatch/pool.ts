@@ -8,6 +8,7 @@ import type { TenantRead } from '../runtime/tenant-read.ts';
 import { assignJob, loadedFrom, type Assigned } from './assign-job.ts';
 import { dispatchUpdate, insertDispatch, recordUpdatedDispatch, type DispatchRow, type UpdatedDispatchRow } from './dispatch-record.ts';
 import { indexedDriverFacts } from './driver-index.ts';
+import { assertDriverHasRoom } from './driver-load-check.ts';
 import { assertDispatchableZone, loadJobTarget } from './job-target.ts';
 
 /** The driver (the statement's parameter) is a worker of the team of the offer `record` (the dispatch table's name or alias). */
@@ -119,9 +120,7 @@ export async function claimFromPool(scope: CommandScope, dispatchId: string): Pr
   // The office's limit on a driver's open jobs (`max_load`) holds for the jobs they take themselves too: a strategy
   // passes over such a driver (`capacity`). The claim's update is rolled back with the command.
   const driver = loaded.driver;
-  if (driver && driver.maxLoad !== null && driver.load >= driver.maxLoad) {
-    throw new DomainError(409, 'DRIVER_AT_CAPACITY', `Driver ${driverId} has ${driver.load} open jobs, their limit (max_load ${driver.maxLoad})`, 'dispatch_id');
-  }
+  if (driver) assertDriverHasRoom(driver, 'dispatch_id');
   // A claim goes out with the driver's default vehicle and takes no other: without an active one, say so (the
   // assignment's own VEHICLE_REQUIRED asks for a vehicle_id the claim cannot carry).
   if (driver && driver.active && driver.defaultVehicleId === null) {

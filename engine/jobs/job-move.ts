@@ -15,7 +15,8 @@ import type { JobData, JobRecord } from './job-view.ts';
  * driver returning their job leaves it unassigned, without them), and the caller is still owed its result.
  * A job completes only once none of its stops is open (see {@link refuseWhileStopsOpen}); a failure (a move declared
  * `event: 'fail'`, as `failed`) may end it early: its open stops are cancelled with the move's reason, in the command.
- * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION, 409 JOB_HAS_OPEN_STOPS
+ * @throws DomainError 404, 400 UNKNOWN_STATE_ID, 409 INVALID_TRANSITION, 422 REQUIREMENT_NOT_MET, 409 JOB_HAS_OPEN_STOPS,
+ *   409 DRIVER_AT_CAPACITY
  */
 export async function moveJob(scope: CommandScope, id: string, request: TransitionRequest, notes: { cancellationNotes?: string }): Promise<JobData> {
   if (!isStaff(scope.actor.role)) await findVisibleJob(scope.em, scope.actor, id);

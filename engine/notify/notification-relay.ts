@@ -21,8 +21,8 @@ export type NotificationRelay = BatchRelay;
  * which the job id makes a no-op.
  *
  * Redis keeps nothing on disk, so a queued message's job can vanish (a Redis restart) or end without recording an
- * outcome (its last run could not write it): the message would stay pending for good. So, at most every
- * `requeueGraceMs` (capped at 30 s), messages still pending `requeueGraceMs` after they were queued have their job
+ * outcome (its last run could not write it): the message would stay pending for good. So, every 30 s (or every
+ * `requeueGraceMs` when shorter), messages still pending `requeueGraceMs` after they were queued have their job
  * added again under the same id (a job still waiting or running is left alone; a finished one runs again) and
  * `queued_at` stamped anew, so each is looked at again only after another grace period. The handler sends only a
  * message still pending.

@@ -81,16 +81,17 @@ export function createBullmqQueue(options: BullmqQueueOptions): DurableQueue {
     addMany,
     async requeue(queue, jobs) {
       await addMany(queue, jobs);
-      for (const { options: { jobId } } of jobs) {
+      // The states are asked at once (ioredis pipelines them): a sweep of 200 jobs is not 200 round trips in a row.
+      await Promise.all(jobs.map(async ({ options: { jobId } }) => {
         const state = await queueFor(queue).getJobState(jobId);
-        if (state !== 'completed' && state !== 'failed') continue;
+        if (state !== 'completed' && state !== 'failed') return;
         const job = await queueFor(queue).getJob(jobId);
         // Atomic on BullMQ's side: it moves the job back to wait only if it is still in that finished set, so a
         // job another process requeued meanwhile is left alone (the error says so and is expected).
         await job?.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true }).catch((error: unknown) => {
           logger.debug({ err: error, queue, jobId }, 'finished job not requeued: it moved meanwhile');
         });
-      }
+      }));
     },
     async process(queue, handler, processOptions = {}) {
       assertValidQueueName(queue);

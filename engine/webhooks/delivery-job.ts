@@ -59,6 +59,15 @@ export function serializeEnvelope(eventId: string, event: string, timestamp: str
 }
 
 /**
+ * The body of an outbox event as every attempt sends it (the payload's `timestamp` and `data`): the relay's fan-out
+ * and the retry sweep build it here, so an event added again after Redis lost it is the same bytes.
+ */
+export function envelopeOfOutbox(eventId: string, event: string, payload: { [key: string]: JsonValue }): string {
+  const { timestamp, data } = payload;
+  return serializeEnvelope(eventId, event, typeof timestamp === 'string' ? timestamp : '', data ?? null);
+}
+
+/**
  * Adds one delivery attempt. In `transaction` (the table queue writes it there, so the next attempt commits with
  * the record of the failed one); BullMQ adds at once, and the job id makes a repeated add a no-op.
  */

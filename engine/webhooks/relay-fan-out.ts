@@ -1,5 +1,5 @@
 import type { JsonValue, NewJob } from '../queue/durable-queue.ts';
-import { deliveryBatchJob, serializeEnvelope, type DeliveryBatchJobData } from './delivery-job.ts';
+import { deliveryBatchJob, envelopeOfOutbox, type DeliveryBatchJobData } from './delivery-job.ts';
 import { matchesEvent } from './event-filter.ts';
 
 /** The part of a relayed outbox row the fan-out reads. */
@@ -43,8 +43,7 @@ export function webhookDeliveriesFor(
   for (const event of events) {
     const matching = subscriptionsOf(event.site_id).filter((subscription) => matchesEvent(subscription.events, event.event));
     if (matching.length === 0) continue;
-    const { timestamp, data } = event.payload;
-    const body = serializeEnvelope(event.id, event.event, typeof timestamp === 'string' ? timestamp : '', data ?? null);
+    const body = envelopeOfOutbox(event.id, event.event, event.payload);
     for (const subscription of matching) {
       let batch = batches.get(subscription.id);
       if (!batch) {

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { DurableQueue, JsonValue } from '../queue/durable-queue.ts';
 import { inTenantScope } from '../../persistence/tenant-scope.ts';
-import { deliveryJob, serializeEnvelope, WEBHOOKS_QUEUE } from './delivery-job.ts';
+import { deliveryJob, envelopeOfOutbox, WEBHOOKS_QUEUE } from './delivery-job.ts';
 
 type OverdueRetry = {
   site_id: string;
@@ -40,13 +40,12 @@ export async function sweepRetries(orm: MikroORM, queue: DurableQueue, graceMs: 
   const jobs = overdue.flatMap((retry) => {
     // An event whose outbox row is gone cannot be sent again (its body was never stored elsewhere).
     if (!retry.payload || !retry.created_at) return [];
-    const { timestamp, data } = retry.payload;
     return [deliveryJob({
       event_id: retry.event_id,
       event: retry.event,
       site_id: retry.site_id,
       subscription_id: retry.subscription_id,
-      body: serializeEnvelope(retry.event_id, retry.event, typeof timestamp === 'string' ? timestamp : '', data ?? null),
+      body: envelopeOfOutbox(retry.event_id, retry.event, retry.payload),
       attempt: retry.attempt + 1,
       // The event's commit: a subscription switched off after it does not receive it (the README's rule).
       queued_at: new Date(retry.created_at).toISOString(),

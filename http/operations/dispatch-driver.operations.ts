@@ -82,8 +82,9 @@ export const dispatchDriverOperations = [
     path: '/dispatch/accept',
     summary: 'The assigned driver accepts a dispatch that required confirmation',
     description:
-      'Records driver_accepted and driver_accepted_at, moves the dispatch to processing and the job to its accepted state. ' +
-      'A record not awaiting this driver\'s confirmation is 409 NOT_AWAITING_CONFIRMATION; a job whose workflow does not let the driver accept is 409 INVALID_TRANSITION, ' +
+      'Records driver_accepted and driver_accepted_at, moves the dispatch to processing and the job to its accepted state ' +
+      '(a job the driver already accepted or started, or staff moved on, keeps its state: only the acceptance is recorded). ' +
+      'A record this driver already accepted is answered as it is (200, nothing written); one not awaiting this driver\'s confirmation is 409 NOT_AWAITING_CONFIRMATION; a job whose workflow does not let the driver accept is 409 INVALID_TRANSITION, ' +
       'and one whose accept move has requirements not met (an attachment) is 422 REQUIREMENT_NOT_MET, with what is missing in details.missing.',
     tag: 'Dispatch',
     access: 'driver.self',
