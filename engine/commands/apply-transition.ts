@@ -1,6 +1,7 @@
 import { OptimisticLockError } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { buildEntityMachine, type ActingRole, type EntityEvent, type EntitySnapshot, type MoveFacts } from '../../machines/entity-machine.ts';
+import { isFailureMove } from '../../machines/failure-move.ts';
 import { applyEvent, currentState, restoreSnapshot, type PersistedEntitySnapshot } from '../../machines/entity-snapshot.ts';
 import type { PhaseEvent, Workflow } from '../../machines/workflow.schema.ts';
 import type { AuditActor, AuditRecordValues } from '../../persistence/audit.ts';
@@ -61,6 +62,8 @@ export type Applied = {
   workflow: Workflow;
   from: { id: string; key: string; phase: string };
   to: { id: string; key: string; phase: string };
+  /** A failure (`isFailureMove`): it cancels a job's open stops, which the rules of a job move read from here. */
+  failure: boolean;
 };
 
 /** Reads a job (not deleted), a stop or a route of the scope's site, as the command path uses it. */
@@ -317,7 +320,7 @@ function applied(scope: CommandScope, kind: EntityKind, row: EntityRow, planned:
   const jobDriverUserId = JOB_DRIVER in row ? ((row[JOB_DRIVER] as string | null) ?? null) : undefined;
   recordMove(scope, { kind, entity, workflow, from, to, next, eventType: event.type, timestamp: now, previousDriverUserId, jobDriverUserId, reason } as WrittenMove);
   noteWritten(scope, kind, entity);
-  const result: Applied = { kind, entity, workflow, from, to };
+  const result: Applied = { kind, entity, workflow, from, to, failure: isFailureMove(workflow, from.key, to.key) };
   const stops = row[STOPS] as EntityRow[] | undefined;
   if (stops) stopsRead.set(result, stops);
   if (ROUTE_BEFORE in row) routesBefore.set(result, (row[ROUTE_BEFORE] as string | null) ?? null);

@@ -1,4 +1,3 @@
-import { isFailureMove } from '../../machines/failure-move.ts';
 import { recordAcceptanceOfDriverMove } from '../dispatch/driver-move-acceptance.ts';
 import { checkDriverLoadOnEntry } from '../dispatch/driver-load-check.ts';
 import type { EntityRow, JobRecord, StopRecord } from '../jobs/job-view.ts';
@@ -28,8 +27,7 @@ export async function applyCascades(scope: CommandScope, applied: Applied, notes
   const system = { ...scope, actor: { ...scope.actor, role: 'system' as const } };
   if (applied.kind === 'route') return afterRouteMove(system, applied, cascadeMove);
   if (applied.kind === 'job') {
-    const failure = isFailureMove(applied.workflow, applied.from.key, applied.to.key);
-    const cascade = stopCascadeOf({ from: applied.from.phase, to: applied.to.phase, failure });
+    const cascade = stopCascadeOf({ from: applied.from.phase, to: applied.to.phase, failure: applied.failure });
     // Only a cancellation or a failure passes its notes on to the stops it cancels.
     if (cascade) await eachStop(system, applied, cascade, cascade.passesReason ? notes : {});
     await recordAcceptanceOfDriverMove(scope, applied);

@@ -1,4 +1,3 @@
-import { isFailureMove } from '../../machines/failure-move.ts';
 import { JobSchema } from '../../persistence/entities/job.entity.ts';
 import { applyTransition, type CommandScope, type TransitionRequest } from '../commands/apply-transition.ts';
 import { applyCascades } from '../commands/cascade-rules.ts';
@@ -22,7 +21,7 @@ export async function moveJob(scope: CommandScope, id: string, request: Transiti
   if (!isStaff(scope.actor.role)) await findVisibleJob(scope.em, scope.actor, id);
   const applied = await applyTransition(scope, 'job', id, request, notes);
   const ending = applied.to.phase === 'completed' && applied.from.phase !== 'completed';
-  const failure = ending && isFailureMove(applied.workflow, applied.from.key, applied.to.key);
+  const failure = ending && applied.failure;
   if (ending && !failure) await refuseWhileStopsOpen(scope, id, 'it completes when its last stop ends');
   await applyCascades(scope, applied, notes);
   // The cascade cancels the failed job's open stops; one whose workflow refuses that (no cancel move from its state,
